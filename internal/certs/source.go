@@ -1,0 +1,117 @@
+package certs
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync/atomic"
+	"time"
+)
+
+// FileSource serves the certificate and key in two files and reloads them
+// when their content changes. A pair that does not load (a file half-way
+// through being replaced, a key that does not match) is not taken: the
+// previous pair goes on serving and the next check tries again. Kubernetes
+// updates Secret volumes by swapping a symlink, which polling sees like any
+// other write.
+type FileSource struct {
+	certFile, keyFile string
+	interval          time.Duration
+	log               *slog.Logger
+
+	current atomic.Pointer[loaded]
+}
+
+type loaded struct {
+	cert            *tls.Certificate
+	leaf            *x509.Certificate
+	certPEM, keyPEM []byte
+}
+
+// NewFileSource loads the pair once; it fails if the files do not hold a
+// valid pair, so a server never starts without a certificate.
+func NewFileSource(certFile, keyFile string, interval time.Duration, log *slog.Logger) (*FileSource, error) {
+	if interval <= 0 {
+		interval = 10 * time.Second
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &FileSource{certFile: certFile, keyFile: keyFile, interval: interval, log: log}
+	if _, err := s.reload(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Run checks the files every interval until ctx ends.
+func (s *FileSource) Run(ctx context.Context) {
+	t := time.NewTicker(s.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			changed, err := s.reload()
+			switch {
+			case err != nil:
+				s.log.Warn("serving certificate not reloaded; the previous one stays in use", slog.Any("error", err))
+			case changed:
+				leaf := s.current.Load().leaf
+				s.log.Info("serving certificate reloaded", slog.String("serial", leaf.SerialNumber.String()), slog.Time("notAfter", leaf.NotAfter))
+			}
+		}
+	}
+}
+
+// reload reads both files and takes the pair when it differs from the
+// current one and is valid.
+func (s *FileSource) reload() (bool, error) {
+	certPEM, err := os.ReadFile(s.certFile)
+	if err != nil {
+		return false, fmt.Errorf("read certificate: %w", err)
+	}
+	keyPEM, err := os.ReadFile(s.keyFile)
+	if err != nil {
+		return false, fmt.Errorf("read key: %w", err)
+	}
+	if cur := s.current.Load(); cur != nil && bytes.Equal(cur.certPEM, certPEM) && bytes.Equal(cur.keyPEM, keyPEM) {
+		return false, nil
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return false, fmt.Errorf("load %s and %s: %w", s.certFile, s.keyFile, err)
+	}
+	s.current.Store(&loaded{cert: &pair, leaf: pair.Leaf, certPEM: certPEM, keyPEM: keyPEM})
+	return true, nil
+}
+
+// GetCertificate is for tls.Config: it always returns the current pair.
+func (s *FileSource) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	return s.current.Load().cert, nil
+}
+
+// Leaf returns the current serving certificate.
+func (s *FileSource) Leaf() *x509.Certificate { return s.current.Load().leaf }
+
+// Healthy reports an error when the serving certificate has expired or is not
+// valid yet.
+func (s *FileSource) Healthy(now time.Time) error {
+	leaf := s.Leaf()
+	if leaf == nil {
+		return errors.New("no serving certificate")
+	}
+	if now.After(leaf.NotAfter) {
+		return fmt.Errorf("serving certificate expired at %s", leaf.NotAfter.Format(time.RFC3339))
+	}
+	if now.Before(leaf.NotBefore) {
+		return fmt.Errorf("serving certificate not valid before %s", leaf.NotBefore.Format(time.RFC3339))
+	}
+	return nil
+}

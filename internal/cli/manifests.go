@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tollgate-dev/tollgate/internal/certs"
+	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+	"github.com/tollgate-dev/tollgate/internal/registration"
+)
+
+type manifestsOptions struct {
+	config           string
+	url              string
+	serviceName      string
+	serviceNamespace string
+	servicePort      int32
+	caFile           string
+	certDir          string
+	namespace        string
+	name             string
+	timeoutSeconds   int32
+}
+
+func newManifestsCommand() *cobra.Command {
+	o := manifestsOptions{}
+	cmd := &cobra.Command{
+		Use:   "manifests",
+		Short: "Print the webhook configurations for the loaded policies",
+		Long: "Prints the MutatingWebhookConfiguration and ValidatingWebhookConfiguration that make the\n" +
+			"apiserver call tollgate for exactly what the policies match.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out, err := o.run()
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(out)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.config, "config", "", policyFlagHelp)
+	f.StringVar(&o.url, "url", "", "tollgate's base URL, https://HOST:PORT (clientConfig.url)")
+	f.StringVar(&o.serviceName, "service-name", "", "tollgate's Service (clientConfig.service)")
+	f.StringVar(&o.serviceNamespace, "service-namespace", "", "the Service's namespace")
+	f.Int32Var(&o.servicePort, "service-port", 443, "the Service's port")
+	f.StringVar(&o.caFile, "ca-file", "", "PEM CA bundle for the webhooks (default: the CA in --cert-dir)")
+	f.StringVar(&o.certDir, "cert-dir", defaultCertDir(), "self-signed certificate directory of tollgate serve")
+	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "tollgate's own namespace, excluded from every webhook (default: --service-namespace, then $POD_NAMESPACE)")
+	f.StringVar(&o.name, "name", "tollgate", "name of the webhook configurations")
+	f.Int32Var(&o.timeoutSeconds, "timeout-seconds", 5, "how long the apiserver waits for an answer (1-30)")
+	return cmd
+}
+
+func (o *manifestsOptions) run() ([]byte, error) {
+	set, err := policy.Load(o.config)
+	if err != nil {
+		return nil, fmt.Errorf("load policies: %w", err)
+	}
+	caFile := o.caFile
+	if caFile == "" {
+		caFile = filepath.Join(o.certDir, certs.CAFile)
+	}
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && o.caFile == "" {
+			return nil, fmt.Errorf("no CA at %s: run tollgate serve once with the same --cert-dir, or give --ca-file", caFile)
+		}
+		return nil, fmt.Errorf("CA bundle: %w", err)
+	}
+	own := o.namespace
+	if o.serviceNamespace != "" {
+		own = o.serviceNamespace
+	}
+	opts := registration.Options{
+		Name:               o.name,
+		URL:                o.url,
+		CABundle:           ca,
+		TimeoutSeconds:     o.timeoutSeconds,
+		ExcludedNamespaces: engine.New(set, engine.Options{OwnNamespace: own}).Excluded(),
+	}
+	if o.serviceName != "" || o.serviceNamespace != "" {
+		opts.Service = &registration.Service{Name: o.serviceName, Namespace: o.serviceNamespace, Port: o.servicePort}
+	}
+	mutating, validating, err := registration.Build(set, opts)
+	if err != nil {
+		return nil, err
+	}
+	return registration.YAML(mutating, validating)
+}

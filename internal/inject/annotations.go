@@ -1,0 +1,45 @@
+package inject
+
+import (
+	"slices"
+	"strings"
+)
+
+// The annotations injection reads and writes.
+const (
+	// StatusAnnotation records which injection policies a Pod has received.
+	StatusAnnotation = "tollgate.dev/status"
+	// OptOutAnnotation set to false, no, n or off (any case) keeps a Pod as it is.
+	OptOutAnnotation = "tollgate.dev/inject"
+)
+
+// optedOut tells whether the Pod's annotations refuse injection.
+func optedOut(annotations map[string]string) bool {
+	v, ok := annotations[OptOutAnnotation]
+	if !ok {
+		return false
+	}
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "false", "no", "n", "off":
+		return true
+	}
+	return false
+}
+
+// parseStatus reads the policy names of a status annotation: a comma-separated list.
+func parseStatus(v string) []string {
+	var names []string
+	for _, n := range strings.Split(v, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// formatStatus writes policy names as a sorted, comma-separated list.
+func formatStatus(names []string) string {
+	names = slices.Clone(names)
+	slices.Sort(names)
+	return strings.Join(slices.Compact(names), ",")
+}

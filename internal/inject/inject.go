@@ -1,0 +1,135 @@
+package inject
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tollgate-dev/tollgate/internal/jsonpatch"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+// Params is the input of an injection: the Pod decoded from the request's raw
+// object, and the injection policies that match the request, in order.
+type Params struct {
+	Pod      *corev1.Pod
+	Policies []*policy.Policy
+}
+
+// Result is what injection decided.
+type Result struct {
+	// Patch applies to the raw object the Pod was decoded from.
+	Patch jsonpatch.Patch
+	// Applied names the policies whose items this patch adds.
+	Applied []string
+	// Warnings explain policies that were skipped because the Pod already has
+	// an item of the same name with other content.
+	Warnings []string
+	// OptedOut is true when the Pod's annotation refused injection.
+	OptedOut bool
+}
+
+// list identifies one of the Pod lists injection adds to.
+type list int
+
+const (
+	initContainers list = iota
+	containers
+	volumes
+	imagePullSecrets
+)
+
+var listPath = [...]string{"initContainers", "containers", "volumes", "imagePullSecrets"}
+
+// Inject computes the patch that gives the Pod the items of every policy it
+// has not yet received. It is idempotent: the status annotation and the
+// names already present keep a second run from adding anything.
+func Inject(p Params) Result {
+	pod := p.Pod
+	if optedOut(pod.Annotations) {
+		return Result{OptedOut: true}
+	}
+	status := parseStatus(pod.Annotations[StatusAnnotation])
+	pt := newPodItems(pod)
+	var res Result
+	var add [4][]policy.Item
+	recorded := append([]string(nil), status...)
+	for _, pol := range p.Policies {
+		if slices.Contains(status, pol.Name()) {
+			continue
+		}
+		in := pol.Injection()
+		missing, clash := pt.missing(in)
+		if clash != "" {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("tollgate: policy %s not injected: %s", pol.Name(), clash))
+			continue
+		}
+		added := false
+		for l, items := range missing {
+			for _, it := range items {
+				pt.plan(list(l), it)
+				add[l] = append(add[l], it)
+				added = true
+			}
+		}
+		recorded = append(recorded, pol.Name())
+		if added {
+			res.Applied = append(res.Applied, pol.Name())
+		}
+	}
+	for l, items := range add {
+		res.Patch = append(res.Patch, listOps(list(l), pt.length(list(l)), items)...)
+	}
+	if next := formatStatus(recorded); next != formatStatus(status) {
+		res.Patch = append(res.Patch, annotationOp(pod.Annotations, StatusAnnotation, next))
+	}
+	return res
+}
+
+// listOps adds items to a Pod list that has length entries: the whole list
+// when it is missing or empty, init containers ahead of the Pod's own, and
+// everything else after them.
+func listOps(l list, length int, items []policy.Item) jsonpatch.Patch {
+	if len(items) == 0 {
+		return nil
+	}
+	if length == 0 {
+		return jsonpatch.Patch{jsonpatch.Add(jsonpatch.Pointer("spec", listPath[l]), jsonArray(items))}
+	}
+	ops := make(jsonpatch.Patch, len(items))
+	for i, it := range items {
+		pos := "-"
+		if l == initContainers {
+			pos = fmt.Sprint(i)
+		}
+		ops[i] = jsonpatch.Add(jsonpatch.Pointer("spec", listPath[l], pos), it.JSON)
+	}
+	return ops
+}
+
+// annotationOp sets one annotation, keeping every other: the whole map is
+// created only when the Pod has none.
+func annotationOp(existing map[string]string, key, value string) jsonpatch.Op {
+	v, _ := json.Marshal(value)
+	if len(existing) == 0 {
+		m, _ := json.Marshal(map[string]string{key: value})
+		return jsonpatch.Add(jsonpatch.Pointer("metadata", "annotations"), m)
+	}
+	return jsonpatch.Add(jsonpatch.Pointer("metadata", "annotations", key), v)
+}
+
+func jsonArray(items []policy.Item) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, it := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(it.JSON)
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}

@@ -1,0 +1,176 @@
+package policy
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+var knownOperations = []string{"CREATE", "UPDATE", "DELETE", "CONNECT", "*"}
+
+// check reports every problem of one policy, each with its field path.
+func (p *Policy) check() field.ErrorList {
+	var errs field.ErrorList
+	if p.APIVersion != APIVersion {
+		errs = append(errs, field.NotSupported(field.NewPath("apiVersion"), p.APIVersion, []string{APIVersion}))
+	}
+	if p.Kind != Kind {
+		errs = append(errs, field.NotSupported(field.NewPath("kind"), p.Kind, []string{Kind}))
+	}
+	name := field.NewPath("metadata", "name")
+	if p.Metadata.Name == "" {
+		errs = append(errs, field.Required(name, "every policy needs a name"))
+	} else {
+		for _, msg := range validation.IsDNS1123Subdomain(p.Metadata.Name) {
+			errs = append(errs, field.Invalid(name, p.Metadata.Name, msg))
+		}
+	}
+	spec := field.NewPath("spec")
+	errs = append(errs, p.Spec.Match.check(spec.Child("match"))...)
+	switch p.Spec.FailurePolicy {
+	case "", Fail, Ignore:
+	default:
+		errs = append(errs, field.NotSupported(spec.Child("failurePolicy"), p.Spec.FailurePolicy, []string{string(Fail), string(Ignore)}))
+	}
+	switch {
+	case p.Spec.Validate == nil && p.Spec.Inject == nil:
+		errs = append(errs, field.Required(spec, "exactly one action is needed: validate or inject"))
+	case p.Spec.Validate != nil && p.Spec.Inject != nil:
+		errs = append(errs, field.Forbidden(spec.Child("inject"), "a policy has exactly one action: validate or inject, not both"))
+	case p.Spec.Validate != nil:
+		errs = append(errs, p.Spec.Validate.check(spec.Child("validate"))...)
+	default:
+		errs = append(errs, p.Spec.Inject.check(spec.Child("inject"))...)
+		errs = append(errs, checkInjectMatch(&p.Spec.Match, spec.Child("match"))...)
+	}
+	return errs
+}
+
+func (m *Match) check(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(m.Resources) == 0 {
+		errs = append(errs, field.Required(path.Child("resources"), "name at least one resource, e.g. pods"))
+	}
+	for i, r := range m.Resources {
+		if _, err := parseResource(r); err != nil {
+			errs = append(errs, field.Invalid(path.Child("resources").Index(i), r, err.Error()))
+		}
+	}
+	for i, op := range m.Operations {
+		if !sets.New(knownOperations...).Has(op) {
+			errs = append(errs, field.NotSupported(path.Child("operations").Index(i), op, knownOperations))
+		}
+	}
+	opts := metav1validation.LabelSelectorValidationOptions{}
+	if m.NamespaceSelector != nil {
+		errs = append(errs, metav1validation.ValidateLabelSelector(m.NamespaceSelector, opts, path.Child("namespaceSelector"))...)
+	}
+	if m.ObjectSelector != nil {
+		errs = append(errs, metav1validation.ValidateLabelSelector(m.ObjectSelector, opts, path.Child("objectSelector"))...)
+	}
+	for i, ns := range m.ExcludeNamespaces {
+		for _, msg := range validation.IsDNS1123Label(ns) {
+			errs = append(errs, field.Invalid(path.Child("excludeNamespaces").Index(i), ns, msg))
+		}
+	}
+	return errs
+}
+
+func (v *Validate) check(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(v.Labels) == 0 {
+		errs = append(errs, field.Required(path.Child("labels"), "name at least one label to require"))
+	}
+	seen := sets.New[string]()
+	for i, rule := range v.Labels {
+		p := path.Child("labels").Index(i)
+		if rule.Key == "" {
+			errs = append(errs, field.Required(p.Child("key"), ""))
+			continue
+		}
+		for _, msg := range validation.IsQualifiedName(rule.Key) {
+			errs = append(errs, field.Invalid(p.Child("key"), rule.Key, msg))
+		}
+		if seen.Has(rule.Key) {
+			errs = append(errs, field.Duplicate(p.Child("key"), rule.Key))
+		}
+		seen.Insert(rule.Key)
+		for j, value := range rule.Values {
+			for _, msg := range validation.IsValidLabelValue(value) {
+				errs = append(errs, field.Invalid(p.Child("values").Index(j), value, msg))
+			}
+		}
+	}
+	return errs
+}
+
+func (in *Inject) check(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(in.Containers)+len(in.InitContainers)+len(in.Volumes)+len(in.ImagePullSecrets) == 0 {
+		errs = append(errs, field.Required(path, "inject at least one container, init container, volume or image pull secret"))
+	}
+	// Containers and init containers share one namespace of names in a Pod.
+	names := sets.New[string]()
+	for _, list := range []struct {
+		field      string
+		containers []corev1.Container
+	}{{"initContainers", in.InitContainers}, {"containers", in.Containers}} {
+		for i, c := range list.containers {
+			p := path.Child(list.field).Index(i)
+			errs = append(errs, checkName(p.Child("name"), c.Name, names)...)
+			if c.Image == "" {
+				errs = append(errs, field.Required(p.Child("image"), "an injected container needs an image"))
+			}
+		}
+	}
+	volumes := sets.New[string]()
+	for i, v := range in.Volumes {
+		errs = append(errs, checkName(path.Child("volumes").Index(i).Child("name"), v.Name, volumes)...)
+	}
+	secrets := sets.New[string]()
+	for i, s := range in.ImagePullSecrets {
+		p := path.Child("imagePullSecrets").Index(i).Child("name")
+		if s.Name == "" {
+			errs = append(errs, field.Required(p, ""))
+		} else if secrets.Has(s.Name) {
+			errs = append(errs, field.Duplicate(p, s.Name))
+		}
+		secrets.Insert(s.Name)
+	}
+	return errs
+}
+
+func checkName(path *field.Path, name string, seen sets.Set[string]) field.ErrorList {
+	if name == "" {
+		return field.ErrorList{field.Required(path, "")}
+	}
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Label(name) {
+		errs = append(errs, field.Invalid(path, name, msg))
+	}
+	if seen.Has(name) {
+		errs = append(errs, field.Duplicate(path, name))
+	}
+	seen.Insert(name)
+	return errs
+}
+
+// checkInjectMatch keeps injection to what a Pod allows: containers can only
+// be added when a Pod is created, never by an update.
+func checkInjectMatch(m *Match, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, r := range m.Resources {
+		if gr, err := parseResource(r); err == nil && (gr.Group != "" || gr.Resource != "pods") {
+			errs = append(errs, field.NotSupported(path.Child("resources").Index(i), r, []string{"pods"}))
+		}
+	}
+	for i, op := range m.Operations {
+		if op != "CREATE" {
+			errs = append(errs, field.NotSupported(path.Child("operations").Index(i), op, []string{"CREATE"}))
+		}
+	}
+	return errs
+}
+

@@ -1,0 +1,74 @@
+package policy
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// Action is what a group of policies does: validate or mutate (inject).
+type Action string
+
+// The two webhook kinds tollgate registers.
+const (
+	ActionValidate Action = "validate"
+	ActionMutate   Action = "mutate"
+)
+
+// Group is a set of policies with the same action, match and failure policy.
+// It becomes one webhook entry, so the apiserver calls tollgate once per
+// distinct selector rather than once per policy, and one path on the server.
+type Group struct {
+	// ID is the name of the group's first policy; it names the path and the webhook.
+	ID            string
+	Action        Action
+	Match         Match
+	FailurePolicy FailurePolicy
+	Policies      []*Policy
+}
+
+// Path is where the server answers for this group, e.g. /validate/require-environment.
+func (g *Group) Path() string { return "/" + string(g.Action) + "/" + g.ID }
+
+// WebhookName is the fully qualified name of the group's webhook entry.
+func (g *Group) WebhookName() string { return g.ID + "." + string(g.Action) + ".tollgate.dev" }
+
+func groupPolicies(policies []*Policy) []*Group {
+	var groups []*Group
+	byKey := map[string]*Group{}
+	for _, p := range policies {
+		action := ActionValidate
+		if p.IsInjection() {
+			action = ActionMutate
+		}
+		key := groupKey(action, p)
+		g, ok := byKey[key]
+		if !ok {
+			g = &Group{ID: p.Name(), Action: action, Match: p.Spec.Match, FailurePolicy: p.Spec.FailurePolicy}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		g.Policies = append(g.Policies, p)
+	}
+	return groups
+}
+
+// groupKey is equal for policies that can share a webhook entry. Lists are
+// compared as sets: [CREATE, UPDATE] and [UPDATE, CREATE] are the same match.
+func groupKey(action Action, p *Policy) string {
+	m := p.Spec.Match
+	m.Resources = sortedCopy(m.Resources)
+	m.Operations = sortedCopy(m.Operations)
+	m.ExcludeNamespaces = sortedCopy(m.ExcludeNamespaces)
+	b, _ := json.Marshal(struct {
+		A Action
+		M Match
+		F FailurePolicy
+	}{action, m, p.Spec.FailurePolicy})
+	return string(b)
+}
+
+func sortedCopy(s []string) []string {
+	c := slices.Clone(s)
+	slices.Sort(c)
+	return slices.Compact(c)
+}

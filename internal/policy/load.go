@@ -1,0 +1,147 @@
+package policy
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// LoadPath reads a policy file, or every .yaml, .yml and .json file of a
+// directory (not recursing, in name order), and checks the whole set.
+func LoadPath(path string) (*Set, error) {
+	files, err := policyFiles(path)
+	if err != nil {
+		return nil, err
+	}
+	var all []*Policy
+	var errs []error
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("read policy file: %w", err)
+		}
+		ps, err := Parse(f, data)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		all = append(all, ps...)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("%s: no policies found", path)
+	}
+	return NewSet(all)
+}
+
+func policyFiles(path string) ([]string, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("policy config: %w", err)
+	}
+	if !info.IsDir() {
+		return []string{path}, nil
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return nil, fmt.Errorf("policy config: %w", err)
+	}
+	var files []string
+	for _, e := range entries {
+		ext := strings.ToLower(filepath.Ext(e.Name()))
+		// Kubernetes ConfigMap volumes hold dot-prefixed bookkeeping entries; skip them.
+		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || !slices.Contains([]string{".yaml", ".yml", ".json"}, ext) {
+			continue
+		}
+		files = append(files, filepath.Join(path, e.Name()))
+	}
+	return files, nil
+}
+
+// Parse reads the policy documents of one file. Each policy is checked on its
+// own; checks across policies happen in NewSet. All problems are reported
+// together, each with file, document and field path.
+func Parse(file string, data []byte) ([]*Policy, error) {
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var policies []*Policy
+	var errs []error
+	for doc := 1; ; doc++ {
+		raw, err := reader.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", file, doc, err)
+		}
+		if isEmptyDocument(raw) {
+			doc--
+			continue
+		}
+		src := Source{File: file, Document: doc}
+		p, err := decode(raw)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", src, err))
+			continue
+		}
+		p.Source = src
+		if errList := p.check(); len(errList) > 0 {
+			errs = append(errs, fmt.Errorf("%s: policy %q: %w", src, p.Name(), errList.ToAggregate()))
+			continue
+		}
+		if err := p.compile(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: policy %q: %w", src, p.Name(), err))
+			continue
+		}
+		policies = append(policies, p)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return policies, nil
+}
+
+func (s Source) String() string { return fmt.Sprintf("%s: document %d", s.File, s.Document) }
+
+// decode turns one YAML document into a Policy, refusing unknown and
+// duplicate fields; sigs.k8s.io/json names the field path of each.
+func decode(doc []byte) (*Policy, error) {
+	js, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		return nil, fmt.Errorf("invalid YAML: %w", err)
+	}
+	var p Policy
+	strict, err := sigsjson.UnmarshalStrict(js, &p, sigsjson.DisallowUnknownFields)
+	if err != nil {
+		return nil, fmt.Errorf("invalid policy: %w", err)
+	}
+	if len(strict) > 0 {
+		msgs := make([]string, len(strict))
+		for i, e := range strict {
+			msgs[i] = e.Error()
+		}
+		return nil, fmt.Errorf("invalid policy: %s", strings.Join(msgs, "; "))
+	}
+	return &p, nil
+}
+
+func isEmptyDocument(doc []byte) bool {
+	for _, line := range bytes.Split(doc, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) > 0 && line[0] != '#' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,45 @@
+package policy
+
+import (
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// SystemNamespaces are never injected into nor validated, whatever a policy says.
+var SystemNamespaces = []string{"kube-system", "kube-public", "kube-node-lease"}
+
+// Target is what matching needs to know of a request.
+type Target struct {
+	Resource    schema.GroupResource
+	SubResource string
+	Operation   string
+	Namespace   string
+	// Labels are the object's labels; OldLabels those of oldObject (UPDATE, DELETE).
+	Labels, OldLabels map[string]string
+}
+
+// Matches tells whether the policy concerns the request. The namespaceSelector
+// is the apiserver's to apply (it knows namespace labels); everything else is
+// checked here again, so a misconfigured webhook cannot widen a policy.
+func (p *Policy) Matches(t *Target) bool {
+	c := &p.compiled
+	if t.SubResource != "" || c.excluded.Has(t.Namespace) {
+		return false
+	}
+	if !c.operations.Has(t.Operation) && !c.operations.Has("*") {
+		return false
+	}
+	resourceOK := false
+	for _, gr := range c.resources {
+		if gr == t.Resource {
+			resourceOK = true
+			break
+		}
+	}
+	if !resourceOK {
+		return false
+	}
+	// Like the apiserver: the object selector matches if either version matches.
+	sel := c.objectSelector
+	return sel.Empty() || sel.Matches(labels.Set(t.Labels)) || (t.OldLabels != nil && sel.Matches(labels.Set(t.OldLabels)))
+}

@@ -1,0 +1,95 @@
+package policy
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// APIVersion and Kind identify a policy document.
+const (
+	APIVersion = "tollgate.dev/v1alpha1"
+	Kind       = "Policy"
+)
+
+// FailurePolicy is what the apiserver does when tollgate cannot answer.
+type FailurePolicy string
+
+// The two failure policies of admissionregistration.k8s.io/v1.
+const (
+	Fail   FailurePolicy = "Fail"
+	Ignore FailurePolicy = "Ignore"
+)
+
+// Policy is one tollgate.dev/v1alpha1 Policy document.
+type Policy struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Metadata   Metadata `json:"metadata"`
+	Spec       Spec     `json:"spec"`
+
+	// Source says where the policy was read from, for errors and logs.
+	Source Source `json:"-"`
+	// compiled holds what load time derived from Spec; see compile.go.
+	compiled compiled
+}
+
+// Source is the file and document (1-based) a policy came from.
+type Source struct {
+	File     string
+	Document int
+}
+
+// Metadata names a policy. Labels and annotations are kept for the user's own use.
+type Metadata struct {
+	Name        string            `json:"name"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// Spec is what a policy matches and the one action it takes.
+type Spec struct {
+	Match         Match         `json:"match"`
+	FailurePolicy FailurePolicy `json:"failurePolicy,omitempty"`
+	Validate      *Validate     `json:"validate,omitempty"`
+	Inject        *Inject       `json:"inject,omitempty"`
+}
+
+// Match selects the requests a policy concerns. The apiserver applies it first
+// (it becomes the webhook's rules and selectors); the server checks it again.
+type Match struct {
+	// Resources are plural resource names, "group/resource" outside the core group.
+	Resources         []string              `json:"resources"`
+	Operations        []string              `json:"operations,omitempty"`
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+	ObjectSelector    *metav1.LabelSelector `json:"objectSelector,omitempty"`
+	// ExcludeNamespaces are left alone in addition to the built-in exclusions.
+	ExcludeNamespaces []string `json:"excludeNamespaces,omitempty"`
+}
+
+// Validate is a label policy: every matched object must carry the labels.
+type Validate struct {
+	Labels []LabelRule `json:"labels"`
+	// Message replaces the default explanation of a violation.
+	Message string `json:"message,omitempty"`
+}
+
+// LabelRule requires a label; with Values, one of those values.
+type LabelRule struct {
+	Key    string   `json:"key"`
+	Values []string `json:"values,omitempty"`
+}
+
+// Inject is what an injection policy adds to a Pod. The items are the
+// Kubernetes types themselves, so every field a user writes is kept.
+type Inject struct {
+	Containers       []corev1.Container            `json:"containers,omitempty"`
+	InitContainers   []corev1.Container            `json:"initContainers,omitempty"`
+	Volumes          []corev1.Volume               `json:"volumes,omitempty"`
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+}
+
+// Name is the policy's name.
+func (p *Policy) Name() string { return p.Metadata.Name }
+
+// IsInjection tells whether the policy mutates (inject) rather than validates.
+func (p *Policy) IsInjection() bool { return p.Spec.Inject != nil }

@@ -1,0 +1,207 @@
+// Package registration generates the webhook configurations that make the
+// apiserver call tollgate: one webhook entry per policy group, whose rules,
+// selectors and failure policy come from the policies themselves.
+package registration
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+// NamespaceNameLabel is set by the apiserver on every namespace to its name.
+const NamespaceNameLabel = "kubernetes.io/metadata.name"
+
+// Service addresses tollgate through a Service in the cluster.
+type Service struct {
+	Name      string
+	Namespace string
+	Port      int32
+}
+
+// Options say where tollgate is and how the apiserver should call it.
+type Options struct {
+	// Name of both configurations; default "tollgate".
+	Name string
+	// URL is tollgate's base URL (https://host:port); or Service.
+	URL     string
+	Service *Service
+	// CABundle is the PEM CA that signed tollgate's serving certificate.
+	CABundle []byte
+	// TimeoutSeconds per call, 1 to 30; default 5.
+	TimeoutSeconds int32
+	// ExcludedNamespaces are left out of every webhook: the system namespaces
+	// and tollgate's own.
+	ExcludedNamespaces []string
+}
+
+func (o *Options) defaults() error {
+	if o.Name == "" {
+		o.Name = "tollgate"
+	}
+	if o.TimeoutSeconds == 0 {
+		o.TimeoutSeconds = 5
+	}
+	if o.TimeoutSeconds < 1 || o.TimeoutSeconds > 30 {
+		return fmt.Errorf("timeout %ds: the apiserver allows 1 to 30 seconds", o.TimeoutSeconds)
+	}
+	switch {
+	case o.URL != "" && o.Service != nil:
+		return errors.New("give either a URL or a service, not both")
+	case o.URL != "":
+		u, err := url.Parse(o.URL)
+		if err != nil || u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return fmt.Errorf("url %q: want https://HOST[:PORT][/PATH], no query, fragment or user", o.URL)
+		}
+	case o.Service != nil:
+		if o.Service.Name == "" || o.Service.Namespace == "" {
+			return errors.New("a service needs a name and a namespace")
+		}
+		if o.Service.Port == 0 {
+			o.Service.Port = 443
+		}
+	default:
+		return errors.New("give tollgate's URL or its service")
+	}
+	if len(o.CABundle) == 0 {
+		return errors.New("a CA bundle is required: the apiserver must trust tollgate's certificate")
+	}
+	return nil
+}
+
+// Build returns the configurations for the set's groups; either is nil when
+// no group needs it.
+func Build(set *policy.Set, opts Options) (*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, nil, err
+	}
+	var mutating *admissionregistrationv1.MutatingWebhookConfiguration
+	var validating *admissionregistrationv1.ValidatingWebhookConfiguration
+	meta := metav1.ObjectMeta{Name: opts.Name, Labels: map[string]string{"app.kubernetes.io/name": "tollgate"}}
+	for _, g := range set.Groups {
+		if g.Action == policy.ActionMutate {
+			if mutating == nil {
+				mutating = &admissionregistrationv1.MutatingWebhookConfiguration{
+					TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
+					ObjectMeta: meta,
+				}
+			}
+			mutating.Webhooks = append(mutating.Webhooks, mutatingWebhook(g, &opts))
+			continue
+		}
+		if validating == nil {
+			validating = &admissionregistrationv1.ValidatingWebhookConfiguration{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
+				ObjectMeta: meta,
+			}
+		}
+		validating.Webhooks = append(validating.Webhooks, validatingWebhook(g, &opts))
+	}
+	return mutating, validating, nil
+}
+
+func mutatingWebhook(g *policy.Group, o *Options) admissionregistrationv1.MutatingWebhook {
+	v := validatingWebhook(g, o)
+	reinvoke := admissionregistrationv1.IfNeededReinvocationPolicy
+	return admissionregistrationv1.MutatingWebhook{
+		Name:                    v.Name,
+		ClientConfig:            v.ClientConfig,
+		Rules:                   v.Rules,
+		FailurePolicy:           v.FailurePolicy,
+		MatchPolicy:             v.MatchPolicy,
+		NamespaceSelector:       v.NamespaceSelector,
+		ObjectSelector:          v.ObjectSelector,
+		SideEffects:             v.SideEffects,
+		TimeoutSeconds:          v.TimeoutSeconds,
+		AdmissionReviewVersions: v.AdmissionReviewVersions,
+		ReinvocationPolicy:      &reinvoke,
+	}
+}
+
+func validatingWebhook(g *policy.Group, o *Options) admissionregistrationv1.ValidatingWebhook {
+	failure := admissionregistrationv1.FailurePolicyType(g.FailurePolicy)
+	match := admissionregistrationv1.Equivalent
+	sideEffects := admissionregistrationv1.SideEffectClassNone
+	timeout := o.TimeoutSeconds
+	return admissionregistrationv1.ValidatingWebhook{
+		Name:                    g.WebhookName(),
+		ClientConfig:            clientConfig(g.Path(), o),
+		Rules:                   rules(&g.Match),
+		FailurePolicy:           &failure,
+		MatchPolicy:             &match,
+		NamespaceSelector:       namespaceSelector(&g.Match, o.ExcludedNamespaces),
+		ObjectSelector:          objectSelector(&g.Match),
+		SideEffects:             &sideEffects,
+		TimeoutSeconds:          &timeout,
+		AdmissionReviewVersions: []string{"v1", "v1beta1"},
+	}
+}
+
+func clientConfig(path string, o *Options) admissionregistrationv1.WebhookClientConfig {
+	cc := admissionregistrationv1.WebhookClientConfig{CABundle: o.CABundle}
+	if o.URL != "" {
+		u := strings.TrimSuffix(o.URL, "/") + path
+		cc.URL = &u
+		return cc
+	}
+	port := o.Service.Port
+	cc.Service = &admissionregistrationv1.ServiceReference{Name: o.Service.Name, Namespace: o.Service.Namespace, Path: &path, Port: &port}
+	return cc
+}
+
+func rules(m *policy.Match) []admissionregistrationv1.RuleWithOperations {
+	ops := make([]admissionregistrationv1.OperationType, len(m.Operations))
+	for i, op := range m.Operations {
+		ops[i] = admissionregistrationv1.OperationType(op)
+	}
+	scope := admissionregistrationv1.AllScopes
+	var out []admissionregistrationv1.RuleWithOperations
+	for _, r := range m.Resources {
+		group, resource, found := strings.Cut(r, "/")
+		if !found {
+			group, resource = "", r
+		}
+		out = append(out, admissionregistrationv1.RuleWithOperations{
+			Operations: ops,
+			Rule: admissionregistrationv1.Rule{
+				APIGroups:   []string{group},
+				APIVersions: []string{"*"},
+				Resources:   []string{resource},
+				Scope:       &scope,
+			},
+		})
+	}
+	return out
+}
+
+// namespaceSelector is the policy's selector with the excluded namespaces
+// (built-in and the policy's own) added as a NotIn on the namespace name.
+func namespaceSelector(m *policy.Match, excluded []string) *metav1.LabelSelector {
+	sel := &metav1.LabelSelector{}
+	if m.NamespaceSelector != nil {
+		sel = m.NamespaceSelector.DeepCopy()
+	}
+	names := sets.List(sets.New(excluded...).Insert(m.ExcludeNamespaces...))
+	if len(names) > 0 {
+		sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{
+			Key:      NamespaceNameLabel,
+			Operator: metav1.LabelSelectorOpNotIn,
+			Values:   names,
+		})
+	}
+	return sel
+}
+
+func objectSelector(m *policy.Match) *metav1.LabelSelector {
+	if m.ObjectSelector == nil {
+		return &metav1.LabelSelector{}
+	}
+	return m.ObjectSelector.DeepCopy()
+}

@@ -1,0 +1,166 @@
+// Package server assembles tollgate's HTTPS server: the review paths of every
+// policy group, health endpoints, TLS and timeouts, and graceful shutdown.
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/webhook"
+)
+
+// CertificateSource gives the server its serving certificate.
+type CertificateSource interface {
+	GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error)
+	Healthy(now time.Time) error
+}
+
+// Config configures a Server.
+type Config struct {
+	Listen       string
+	Engine       *engine.Engine
+	Certificates CertificateSource
+	Logger       *slog.Logger
+	// ShutdownTimeout bounds how long in-flight reviews may take to finish.
+	ShutdownTimeout time.Duration
+}
+
+func (c *Config) defaults() {
+	if c.Listen == "" {
+		c.Listen = ":8443"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = 25 * time.Second
+	}
+}
+
+// Server serves admission reviews over HTTPS.
+type Server struct {
+	cfg          Config
+	http         *http.Server
+	shuttingDown atomic.Bool
+}
+
+// New builds the server; nothing listens until Serve.
+func New(cfg Config) (*Server, error) {
+	cfg.defaults()
+	if cfg.Engine == nil || cfg.Certificates == nil {
+		return nil, errors.New("server: an engine and a certificate source are required")
+	}
+	s := &Server{cfg: cfg}
+	s.http = &http.Server{
+		Handler:   s.routes(),
+		TLSConfig: TLSConfig(cfg.Certificates),
+		// A slow or stalled client holds a connection for a bounded time only.
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      15 * time.Second,
+		IdleTimeout:       90 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+		// HTTP/2 stays off: the apiserver speaks HTTP/1.1 to webhooks, and h2
+		// brings its own denial-of-service surface (Rapid Reset).
+		TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){},
+	}
+	return s, nil
+}
+
+// TLSConfig is the listener's TLS: 1.2 or newer, certificates from src.
+func TLSConfig(src CertificateSource) *tls.Config {
+	return &tls.Config{
+		MinVersion:     tls.VersionTLS12,
+		GetCertificate: src.GetCertificate,
+		NextProtos:     []string{"http/1.1"},
+		CipherSuites: []uint16{ // TLS 1.2 only; 1.3 suites are not configurable and all modern.
+			tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+			tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+			tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+			tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+			tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+			tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+		},
+	}
+}
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	eng := s.cfg.Engine
+	for _, g := range eng.Set().Groups {
+		mux.Handle(g.Path(), webhook.New(eng.Handler(g), webhook.Options{Logger: s.cfg.Logger}))
+	}
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeText(w, http.StatusOK, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if err := s.Ready(); err != nil {
+			writeText(w, http.StatusServiceUnavailable, err.Error())
+			return
+		}
+		writeText(w, http.StatusOK, "ok")
+	})
+	return mux
+}
+
+// Ready reports why the server should not get traffic, or nil.
+func (s *Server) Ready() error {
+	if s.shuttingDown.Load() {
+		return errors.New("shutting down")
+	}
+	return s.cfg.Certificates.Healthy(time.Now())
+}
+
+// Serve listens and serves until ctx ends, then shuts down gracefully:
+// /readyz fails, in-flight reviews finish, idle connections close.
+func (s *Server) Serve(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	return s.ServeListener(ctx, ln)
+}
+
+// ServeListener is Serve on a listener the caller opened.
+func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
+	s.cfg.Logger.Info("serving admission reviews", slog.String("address", ln.Addr().String()), slog.Any("paths", s.Paths()))
+	errc := make(chan error, 1)
+	go func() { errc <- s.http.ServeTLS(ln, "", "") }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	s.shuttingDown.Store(true)
+	s.cfg.Logger.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := s.http.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+// Paths lists the review paths the server answers on.
+func (s *Server) Paths() []string {
+	var paths []string
+	for _, g := range s.cfg.Engine.Set().Groups {
+		paths = append(paths, g.Path())
+	}
+	return paths
+}
+
+func writeText(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(code)
+	_, _ = w.Write([]byte(msg + "\n"))
+}
