@@ -1,0 +1,85 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func isAlreadyExists(err error) bool { return apierrors.IsAlreadyExists(err) }
+
+// pod is a minimal Pod with the given labels and annotations.
+func pod(name string, labels, annotations map[string]string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: annotations},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "app", Image: "registry.example.com/app:1.0"}},
+		},
+	}
+}
+
+func env(value string) map[string]string { return map[string]string{"environment": value} }
+
+func namespace(t *testing.T, name string, labels map[string]string) string {
+	t.Helper()
+	if err := ensureNamespace(name, labels); err != nil {
+		t.Fatalf("namespace %s: %v", name, err)
+	}
+	return name
+}
+
+func createPod(t *testing.T, ns string, p *corev1.Pod) *corev1.Pod {
+	t.Helper()
+	created, err := cluster.client.CoreV1().Pods(ns).Create(ctx(t), p, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create pod %s/%s: %v", ns, p.Name+p.GenerateName, err)
+	}
+	return created
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func containerNames(cs []corev1.Container) []string {
+	var names []string
+	for _, c := range cs {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+func count[T any](items []T, pred func(T) bool) int {
+	n := 0
+	for _, it := range items {
+		if pred(it) {
+			n++
+		}
+	}
+	return n
+}
+
+// wantDenied checks err is the apiserver relaying tollgate's 403 with every fragment.
+func wantDenied(t *testing.T, err error, fragments ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatal("request was allowed, want it denied")
+	}
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("error is not 403 Forbidden: %v", err)
+	}
+	for _, f := range fragments {
+		if !strings.Contains(err.Error(), f) {
+			t.Errorf("error %q\ndoes not contain %q", err.Error(), f)
+		}
+	}
+}
