@@ -173,4 +173,3 @@ func checkInjectMatch(m *Match, path *field.Path) field.ErrorList {
 	}
 	return errs
 }
-

@@ -117,7 +117,7 @@ func (s Source) String() string { return fmt.Sprintf("%s: document %d", s.File, 
 // decode turns one YAML document into a Policy, refusing unknown and
 // duplicate fields; sigs.k8s.io/json names the field path of each.
 func decode(doc []byte) (*Policy, error) {
-	js, err := yaml.YAMLToJSON(doc)
+	js, err := yaml.YAMLToJSONStrict(doc)
 	if err != nil {
 		return nil, fmt.Errorf("invalid YAML: %w", err)
 	}

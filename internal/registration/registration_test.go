@@ -1,0 +1,108 @@
+package registration
+
+import (
+	"strings"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+func defaults(t *testing.T) *policy.Set {
+	t.Helper()
+	set, err := policy.LoadDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+func TestBuildDefaults(t *testing.T) {
+	excluded := []string{"kube-node-lease", "kube-public", "kube-system", "tollgate-system"}
+	m, v, err := Build(defaults(t), Options{URL: "https://127.0.0.1:8443/", CABundle: []byte("CA"), ExcludedNamespaces: excluded})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Webhooks) != 1 || len(v.Webhooks) != 1 {
+		t.Fatalf("webhooks: %d mutating, %d validating", len(m.Webhooks), len(v.Webhooks))
+	}
+	mw, vw := m.Webhooks[0], v.Webhooks[0]
+	if *mw.ClientConfig.URL != "https://127.0.0.1:8443/mutate/nginx-sidecar" || *vw.ClientConfig.URL != "https://127.0.0.1:8443/validate/require-environment" {
+		t.Errorf("urls %s %s", *mw.ClientConfig.URL, *vw.ClientConfig.URL)
+	}
+	if mw.Name != "nginx-sidecar.mutate.tollgate.dev" || *mw.FailurePolicy != admissionregistrationv1.Ignore || *vw.FailurePolicy != admissionregistrationv1.Fail {
+		t.Errorf("names or failure policies: %s %s %s", mw.Name, *mw.FailurePolicy, *vw.FailurePolicy)
+	}
+	if *mw.ReinvocationPolicy != admissionregistrationv1.IfNeededReinvocationPolicy || *mw.SideEffects != admissionregistrationv1.SideEffectClassNone ||
+		*mw.TimeoutSeconds != 5 || *mw.MatchPolicy != admissionregistrationv1.Equivalent || strings.Join(mw.AdmissionReviewVersions, ",") != "v1,v1beta1" {
+		t.Errorf("mutating webhook settings: %+v", mw)
+	}
+	wantNS := &metav1.LabelSelector{
+		MatchLabels:      map[string]string{"sidecar-injection": "enabled"},
+		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: NamespaceNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: excluded}},
+	}
+	if got, _ := yaml.Marshal(mw.NamespaceSelector); string(got) != mustYAML(t, wantNS) {
+		t.Errorf("namespaceSelector:\n%s\nwant:\n%s", got, mustYAML(t, wantNS))
+	}
+	r := vw.Rules[0]
+	if strings.Join(r.APIGroups, ",") != "" || r.Resources[0] != "pods" || len(r.Operations) != 2 {
+		t.Errorf("validating rule: %+v", r)
+	}
+}
+
+func mustYAML(t *testing.T, v any) string {
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestBuildService(t *testing.T) {
+	_, v, err := Build(defaults(t), Options{Service: &Service{Name: "tollgate", Namespace: "tollgate-system"}, CABundle: []byte("CA"), TimeoutSeconds: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := v.Webhooks[0].ClientConfig.Service
+	if s.Name != "tollgate" || s.Namespace != "tollgate-system" || *s.Port != 443 || *s.Path != "/validate/require-environment" || *v.Webhooks[0].TimeoutSeconds != 10 {
+		t.Errorf("service reference %+v", s)
+	}
+}
+
+func TestBuildRejects(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"nowhere", Options{CABundle: []byte("CA")}, "URL or its service"},
+		{"both", Options{URL: "https://a", Service: &Service{Name: "a", Namespace: "b"}, CABundle: []byte("CA")}, "not both"},
+		{"http", Options{URL: "http://a:80", CABundle: []byte("CA")}, "want https"},
+		{"query", Options{URL: "https://a/?x=1", CABundle: []byte("CA")}, "no query"},
+		{"no CA", Options{URL: "https://a"}, "CA bundle"},
+		{"timeout", Options{URL: "https://a", CABundle: []byte("CA"), TimeoutSeconds: 31}, "1 to 30"},
+		{"service without namespace", Options{Service: &Service{Name: "a"}, CABundle: []byte("CA")}, "name and a namespace"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, _, err := Build(defaults(t), tt.opts); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestYAMLSkipsMissingConfigurations(t *testing.T) {
+	var m *admissionregistrationv1.MutatingWebhookConfiguration
+	v := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "x"}}
+	out, err := YAML(m, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "---") || !strings.Contains(string(out), "name: x") {
+		t.Errorf("output:\n%s", out)
+	}
+}

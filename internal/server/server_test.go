@@ -1,0 +1,142 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tollgate-dev/tollgate/internal/certs"
+	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+type testServer struct {
+	srv    *Server
+	base   string
+	client *http.Client
+	roots  *x509.CertPool
+	stop   func() error
+}
+
+func start(t *testing.T) *testServer {
+	t.Helper()
+	ss, err := certs.EnsureSelfSigned(t.TempDir(), nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	src, err := certs.NewFileSource(ss.CertPath(), ss.KeyPath(), time.Second, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := policy.LoadDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Engine: engine.New(set, engine.Options{}), Certificates: src, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeListener(ctx, ln) }()
+	ca, _ := os.ReadFile(ss.CAPath())
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(ca)
+	ts := &testServer{
+		srv:    srv,
+		base:   "https://" + ln.Addr().String(),
+		roots:  roots,
+		client: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: true}},
+		stop:   sync.OnceValue(func() error { cancel(); return <-done }),
+	}
+	t.Cleanup(func() { _ = ts.stop() })
+	return ts
+}
+
+func (ts *testServer) get(t *testing.T, path string) (int, string, *http.Response) {
+	t.Helper()
+	resp, err := ts.client.Get(ts.base + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp
+}
+
+func TestEndpoints(t *testing.T) {
+	ts := start(t)
+	for _, tt := range []struct {
+		path string
+		code int
+	}{{"/healthz", 200}, {"/readyz", 200}, {"/nope", 404}, {"/validate/unknown-group", 404}} {
+		if code, body, _ := ts.get(t, tt.path); code != tt.code {
+			t.Errorf("GET %s = %d %s, want %d", tt.path, code, body, tt.code)
+		}
+	}
+	for _, path := range []string{"/validate/require-environment", "/mutate/nginx-sidecar"} {
+		if code, _, _ := ts.get(t, path); code != http.StatusMethodNotAllowed {
+			t.Errorf("GET %s = %d, want 405 from the review endpoint", path, code)
+		}
+		review := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"CREATE","namespace":"a","kind":{"kind":"Pod","version":"v1"},"resource":{"version":"v1","resource":"pods"},"object":{"metadata":{"name":"p","labels":{"environment":"dev"}},"spec":{"containers":[{"name":"a","image":"b"}]}}}}`
+		resp, err := ts.client.Post(ts.base+path, "application/json", strings.NewReader(review))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `"allowed":true`) {
+			t.Errorf("POST %s = %d %s", path, resp.StatusCode, body)
+		}
+	}
+}
+
+func TestTLS(t *testing.T) {
+	ts := start(t)
+	addr := strings.TrimPrefix(ts.base, "https://")
+	if _, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ts.roots, MaxVersion: tls.VersionTLS11}); err == nil {
+		t.Error("TLS 1.1 accepted")
+	}
+	conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ts.roots, NextProtos: []string{"h2", "http/1.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if p := conn.ConnectionState().NegotiatedProtocol; p == "h2" {
+		t.Error("HTTP/2 negotiated")
+	}
+	plain, err := http.Get("http://" + addr + "/healthz")
+	if err == nil {
+		plain.Body.Close()
+		if plain.StatusCode == 200 {
+			t.Error("plain HTTP served")
+		}
+	}
+}
+
+func TestShutdownFailsReadiness(t *testing.T) {
+	ts := start(t)
+	if err := ts.srv.Ready(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.stop(); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if err := ts.srv.Ready(); err == nil || !strings.Contains(err.Error(), "shutting down") {
+		t.Errorf("Ready after shutdown = %v", err)
+	}
+}
