@@ -31,6 +31,14 @@ type Config struct {
 	Logger       *slog.Logger
 	// ShutdownTimeout bounds how long in-flight reviews may take to finish.
 	ShutdownTimeout time.Duration
+	// Timeouts bound what a slow or stalled client can hold.
+	Timeouts Timeouts
+}
+
+// Timeouts of the HTTP server. The apiserver sends a whole review at once and
+// waits at most 30 seconds, so nothing legitimate comes near them.
+type Timeouts struct {
+	ReadHeader, Read, Write, Idle time.Duration
 }
 
 func (c *Config) defaults() {
@@ -42,6 +50,15 @@ func (c *Config) defaults() {
 	}
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = 25 * time.Second
+	}
+	t := &c.Timeouts
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&t.ReadHeader, 5 * time.Second}, {&t.Read, 15 * time.Second}, {&t.Write, 15 * time.Second}, {&t.Idle, 90 * time.Second}} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
 	}
 }
 
@@ -63,10 +80,10 @@ func New(cfg Config) (*Server, error) {
 		Handler:   s.routes(),
 		TLSConfig: TLSConfig(cfg.Certificates),
 		// A slow or stalled client holds a connection for a bounded time only.
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      15 * time.Second,
-		IdleTimeout:       90 * time.Second,
+		ReadHeaderTimeout: cfg.Timeouts.ReadHeader,
+		ReadTimeout:       cfg.Timeouts.Read,
+		WriteTimeout:      cfg.Timeouts.Write,
+		IdleTimeout:       cfg.Timeouts.Idle,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 		// HTTP/2 stays off: the apiserver speaks HTTP/1.1 to webhooks, and h2

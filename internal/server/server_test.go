@@ -27,7 +27,9 @@ type testServer struct {
 	stop   func() error
 }
 
-func start(t *testing.T) *testServer {
+func start(t *testing.T) *testServer { return startWith(t, Timeouts{}) }
+
+func startWith(t *testing.T, timeouts Timeouts) *testServer {
 	t.Helper()
 	ss, err := certs.EnsureSelfSigned(t.TempDir(), nil, time.Now())
 	if err != nil {
@@ -42,7 +44,7 @@ func start(t *testing.T) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Engine: engine.New(set, engine.Options{}), Certificates: src, Logger: log})
+	srv, err := New(Config{Engine: engine.New(set, engine.Options{}), Certificates: src, Logger: log, Timeouts: timeouts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,5 +140,41 @@ func TestShutdownFailsReadiness(t *testing.T) {
 	}
 	if err := ts.srv.Ready(); err == nil || !strings.Contains(err.Error(), "shutting down") {
 		t.Errorf("Ready after shutdown = %v", err)
+	}
+}
+
+// TestStalledClientsAreCut opens connections that send half a request and
+// stop: each is closed after the read timeouts, and meanwhile the server
+// answers others.
+func TestStalledClientsAreCut(t *testing.T) {
+	ts := startWith(t, Timeouts{ReadHeader: 300 * time.Millisecond, Read: 500 * time.Millisecond})
+	addr := strings.TrimPrefix(ts.base, "https://")
+	var conns []*tls.Conn
+	for range 50 {
+		c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ts.roots})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Headers never finished, or a body promised and never sent.
+		if _, err := c.Write([]byte("POST /validate/require-environment HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	if code, _, _ := ts.get(t, "/healthz"); code != 200 {
+		t.Errorf("healthz = %d while 50 clients stall", code)
+	}
+	for i, c := range conns {
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 512)
+		for {
+			if _, err := c.Read(buf); err != nil {
+				if ne, ok := err.(net.Error); ok && ne.Timeout() {
+					t.Fatalf("connection %d still open after 5s", i)
+				}
+				break // closed by the server
+			}
+		}
+		c.Close()
 	}
 }
