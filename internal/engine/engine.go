@@ -1,6 +1,6 @@
 // Package engine decides admission requests with the loaded policies. It is
-// the one evaluation path: the HTTP server calls it, and so will every
-// offline command, so what a policy does cannot depend on how it is run.
+// the one evaluation path: the HTTP server and every offline command call it,
+// so what a policy does cannot depend on how it is run.
 package engine
 
 import (
@@ -12,17 +12,26 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
+// NamespaceLabels returns the labels of a namespace, and whether it is known.
+type NamespaceLabels func(namespace string) (map[string]string, bool)
+
 // Options configure an Engine.
 type Options struct {
 	// OwnNamespace is tollgate's own namespace, never injected nor validated
 	// so that tollgate can always restart itself.
 	OwnNamespace string
+	// Namespaces, when set, makes the engine evaluate namespaceSelectors
+	// itself. Without it they are the apiserver's to apply, as it does before
+	// calling a webhook. A namespace it does not know has only the label
+	// kubernetes.io/metadata.name, as the apiserver gives every namespace.
+	Namespaces NamespaceLabels
 }
 
 // Engine holds a policy set and the namespaces no policy may touch.
 type Engine struct {
-	set      *policy.Set
-	excluded sets.Set[string]
+	set        *policy.Set
+	excluded   sets.Set[string]
+	namespaces NamespaceLabels
 }
 
 // New returns an engine for the set.
@@ -31,7 +40,7 @@ func New(set *policy.Set, opts Options) *Engine {
 	if opts.OwnNamespace != "" {
 		excluded.Insert(opts.OwnNamespace)
 	}
-	return &Engine{set: set, excluded: excluded}
+	return &Engine{set: set, excluded: excluded, namespaces: opts.Namespaces}
 }
 
 // Set returns the engine's policies.
@@ -48,20 +57,27 @@ func (e *Engine) Handler(g *policy.Group) admission.Handler {
 }
 
 // Review decides a request sent to a group's webhook.
-func (e *Engine) Review(_ context.Context, g *policy.Group, req *admission.Request) admission.Response {
-	if e.excluded.Has(req.Namespace) || req.SubResource != "" {
-		return admission.Allowed()
-	}
-	switch g.Action {
-	case policy.ActionMutate:
-		return e.mutate(g, req)
-	default:
-		return e.validate(g, req)
-	}
+func (e *Engine) Review(ctx context.Context, g *policy.Group, req *admission.Request) admission.Response {
+	return e.Evaluate(ctx, g, req).Response
 }
 
-// matching returns the group's policies that concern the request.
-func matching(g *policy.Group, req *admission.Request, labels, oldLabels map[string]string) []*policy.Policy {
+// Evaluate decides a request and says what each of the group's policies made of it.
+func (e *Engine) Evaluate(_ context.Context, g *policy.Group, req *admission.Request) Evaluation {
+	if e.excluded.Has(req.Namespace) {
+		return skipAll(g, "namespace "+req.Namespace+" is exempt")
+	}
+	if req.SubResource != "" {
+		return skipAll(g, "subresource "+req.SubResource+" is not checked")
+	}
+	if g.Action == policy.ActionMutate {
+		return e.mutate(g, req)
+	}
+	return e.validate(g, req)
+}
+
+// matching splits the group's policies into those that concern the request
+// and the results of those that do not.
+func (e *Engine) matching(g *policy.Group, req *admission.Request, labels, oldLabels map[string]string) ([]*policy.Policy, []Result) {
 	t := policy.Target{
 		Resource:    req.Resource.GroupResource(),
 		SubResource: req.SubResource,
@@ -70,13 +86,26 @@ func matching(g *policy.Group, req *admission.Request, labels, oldLabels map[str
 		Labels:      labels,
 		OldLabels:   oldLabels,
 	}
+	var nsLabels map[string]string
+	if e.namespaces != nil && req.Namespace != "" {
+		var ok bool
+		if nsLabels, ok = e.namespaces(req.Namespace); !ok {
+			nsLabels = map[string]string{"kubernetes.io/metadata.name": req.Namespace}
+		}
+	}
 	var out []*policy.Policy
+	var skipped []Result
 	for _, p := range g.Policies {
-		if p.Matches(&t) {
+		switch {
+		case !p.Matches(&t):
+			skipped = append(skipped, Result{Policy: p.Name(), Outcome: Skip, Message: "does not match the request"})
+		case nsLabels != nil && !p.MatchesNamespace(nsLabels):
+			skipped = append(skipped, Result{Policy: p.Name(), Outcome: Skip, Message: "namespace " + req.Namespace + " is not selected"})
+		default:
 			out = append(out, p)
 		}
 	}
-	return out
+	return out, skipped
 }
 
 func names(ps []*policy.Policy) []string {

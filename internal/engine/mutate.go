@@ -12,25 +12,37 @@ var podsResource = corev1.SchemeGroupVersion.WithResource("pods").GroupResource(
 
 // mutate runs a group's injection policies. Containers can only be added when
 // a Pod is created, so any other operation leaves the Pod as it is.
-func (e *Engine) mutate(g *policy.Group, req *admission.Request) admission.Response {
+func (e *Engine) mutate(g *policy.Group, req *admission.Request) Evaluation {
 	if req.Operation != admission.Create || req.Resource.GroupResource() != podsResource {
-		return admission.Allowed()
+		return skipAll(g, "injection applies to pods when they are created")
 	}
 	if _, err := decodeMeta(req.Object); err != nil {
-		return admission.BadRequest(err)
+		return errorAll(g, admission.BadRequest(err))
 	}
 	var pod corev1.Pod
 	if err := unmarshal(req.Object, &pod); err != nil {
-		return admission.BadRequest(err)
+		return errorAll(g, admission.BadRequest(err))
 	}
 	// Pods made by controllers may arrive without a namespace: the request has it.
 	if pod.Namespace == "" {
 		pod.Namespace = req.Namespace
 	}
-	policies := matching(g, req, pod.Labels, nil)
+	policies, results := e.matching(g, req, pod.Labels, nil)
 	res := inject.Inject(inject.Params{Pod: &pod, Policies: policies})
+	if res.OptedOut {
+		for _, p := range policies {
+			results = append(results, Result{Policy: p.Name(), Outcome: Skip, Message: "the pod opts out with " + inject.OptOutAnnotation})
+		}
+	}
+	for _, o := range res.Outcomes {
+		r := Result{Policy: o.Policy, Outcome: Pass, Message: o.Message}
+		if o.State == inject.Clash {
+			r.Outcome = Warn
+		}
+		results = append(results, r)
+	}
 	resp := admission.Patched(res.Patch)
-	resp.Warnings = res.Warnings
-	resp.Policies = res.Applied
-	return resp
+	resp.Warnings = res.Warnings()
+	resp.Policies = res.Applied()
+	return Evaluation{Response: resp, Results: results}
 }

@@ -49,11 +49,11 @@ func TestGolden(t *testing.T) {
 			src := filepath.Join("testdata", tc.name+".yaml")
 			input := readJSON(t, src)
 			res := Inject(Params{Pod: decodePod(t, input), Policies: set.Policies})
-			if !slices.Equal(res.Applied, tc.applied) {
-				t.Errorf("applied = %v, want %v", res.Applied, tc.applied)
+			if !slices.Equal(res.Applied(), tc.applied) {
+				t.Errorf("applied = %v, want %v", res.Applied(), tc.applied)
 			}
-			if !slices.Equal(res.Warnings, tc.warnings) {
-				t.Errorf("warnings = %q, want %q", res.Warnings, tc.warnings)
+			if !slices.Equal(res.Warnings(), tc.warnings) {
+				t.Errorf("warnings = %q, want %q", res.Warnings(), tc.warnings)
 			}
 			if res.OptedOut != tc.optedOut {
 				t.Errorf("optedOut = %v, want %v", res.OptedOut, tc.optedOut)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -23,13 +24,55 @@ type Params struct {
 type Result struct {
 	// Patch applies to the raw object the Pod was decoded from.
 	Patch jsonpatch.Patch
-	// Applied names the policies whose items this patch adds.
-	Applied []string
-	// Warnings explain policies that were skipped because the Pod already has
-	// an item of the same name with other content.
-	Warnings []string
+	// Outcomes say, for each policy, what became of it.
+	Outcomes []Outcome
 	// OptedOut is true when the Pod's annotation refused injection.
 	OptedOut bool
+}
+
+// State is what became of one injection policy.
+type State int
+
+// The states of an injection policy for one Pod.
+const (
+	// Applied: the patch adds the policy's items.
+	Applied State = iota
+	// Present: the Pod already has the policy's items (or its status says so).
+	Present
+	// Clash: the Pod has an item of the same name with other content; the
+	// policy is skipped and Message is a warning for the user.
+	Clash
+)
+
+// Outcome is what became of one policy.
+type Outcome struct {
+	Policy  string
+	State   State
+	Message string
+}
+
+// Applied names the policies whose items the patch adds.
+func (r *Result) Applied() []string { return r.names(Applied) }
+
+// Warnings are the messages of clashing policies, for the admission response.
+func (r *Result) Warnings() []string {
+	var out []string
+	for _, o := range r.Outcomes {
+		if o.State == Clash {
+			out = append(out, o.Message)
+		}
+	}
+	return out
+}
+
+func (r *Result) names(s State) []string {
+	var out []string
+	for _, o := range r.Outcomes {
+		if o.State == s {
+			out = append(out, o.Policy)
+		}
+	}
+	return out
 }
 
 // list identifies one of the Pod lists injection adds to.
@@ -59,25 +102,28 @@ func Inject(p Params) Result {
 	recorded := append([]string(nil), status...)
 	for _, pol := range p.Policies {
 		if slices.Contains(status, pol.Name()) {
+			res.Outcomes = append(res.Outcomes, Outcome{Policy: pol.Name(), State: Present, Message: "recorded in " + StatusAnnotation})
 			continue
 		}
 		in := pol.Injection()
 		missing, clash := pt.missing(in)
 		if clash != "" {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("tollgate: policy %s not injected: %s", pol.Name(), clash))
+			res.Outcomes = append(res.Outcomes, Outcome{Policy: pol.Name(), State: Clash, Message: fmt.Sprintf("tollgate: policy %s not injected: %s", pol.Name(), clash)})
 			continue
 		}
-		added := false
+		var added []string
 		for l, items := range missing {
 			for _, it := range items {
 				pt.plan(list(l), it)
 				add[l] = append(add[l], it)
-				added = true
+				added = append(added, singular[l]+" "+it.Name)
 			}
 		}
 		recorded = append(recorded, pol.Name())
-		if added {
-			res.Applied = append(res.Applied, pol.Name())
+		if len(added) > 0 {
+			res.Outcomes = append(res.Outcomes, Outcome{Policy: pol.Name(), State: Applied, Message: "adds " + strings.Join(added, ", ")})
+		} else {
+			res.Outcomes = append(res.Outcomes, Outcome{Policy: pol.Name(), State: Present, Message: "the pod already has every item"})
 		}
 	}
 	for l, items := range add {

@@ -16,6 +16,7 @@ type compiled struct {
 	resources      []schema.GroupResource
 	operations     sets.Set[string]
 	objectSelector labels.Selector
+	nsSelector     labels.Selector
 	excluded       sets.Set[string]
 	injection      *Injection
 }
@@ -63,6 +64,9 @@ func (p *Policy) compile() error {
 		return fmt.Errorf("spec.match.objectSelector: %w", err)
 	}
 	c.objectSelector = sel
+	if c.nsSelector, err = selector(m.NamespaceSelector); err != nil {
+		return fmt.Errorf("spec.match.namespaceSelector: %w", err)
+	}
 	if in := p.Spec.Inject; in != nil {
 		c.injection = &Injection{}
 		for _, step := range []struct {

@@ -43,3 +43,10 @@ func (p *Policy) Matches(t *Target) bool {
 	sel := c.objectSelector
 	return sel.Empty() || sel.Matches(labels.Set(t.Labels)) || (t.OldLabels != nil && sel.Matches(labels.Set(t.OldLabels)))
 }
+
+// MatchesNamespace evaluates the namespaceSelector against a namespace's
+// labels. The apiserver does this before calling tollgate; tollgate does it
+// itself only where it knows namespace labels (offline checks).
+func (p *Policy) MatchesNamespace(nsLabels map[string]string) bool {
+	return p.compiled.nsSelector.Matches(labels.Set(nsLabels))
+}

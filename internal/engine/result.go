@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+// Outcome is what one policy made of one request, in PolicyReport's words.
+type Outcome string
+
+// The outcomes of a policy for a request.
+const (
+	Pass  Outcome = "pass"
+	Fail  Outcome = "fail"
+	Warn  Outcome = "warn"
+	Skip  Outcome = "skip"
+	Error Outcome = "error"
+)
+
+// Result is one policy's outcome for a request.
+type Result struct {
+	Policy  string
+	Outcome Outcome
+	Message string
+}
+
+// Evaluation is the answer to a request and how each policy came to it.
+type Evaluation struct {
+	Response admission.Response
+	Results  []Result
+}
+
+func skipAll(g *policy.Group, why string) Evaluation {
+	ev := Evaluation{Response: admission.Allowed()}
+	for _, p := range g.Policies {
+		ev.Results = append(ev.Results, Result{Policy: p.Name(), Outcome: Skip, Message: why})
+	}
+	return ev
+}
+
+// errorAll answers a request the group cannot read: every policy errs.
+func errorAll(g *policy.Group, resp admission.Response) Evaluation {
+	ev := Evaluation{Response: resp}
+	for _, p := range g.Policies {
+		ev.Results = append(ev.Results, Result{Policy: p.Name(), Outcome: Error, Message: resp.Message})
+	}
+	return ev
+}
