@@ -11,9 +11,11 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/certs"
 )
 
-func run(args ...string) (code int, stdout, stderr string) {
+func run(args ...string) (code int, stdout, stderr string) { return runStdin("", args...) }
+
+func runStdin(stdin string, args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
-	code = Main(args, &out, &errb)
+	code = Main(args, strings.NewReader(stdin), &out, &errb)
 	return code, out.String(), errb.String()
 }
 

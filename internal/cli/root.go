@@ -15,16 +15,20 @@ import (
 )
 
 // Main runs the command line and returns the process exit code.
-func Main(args []string, stdout, stderr io.Writer) int {
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := NewRootCommand()
 	root.SetArgs(args)
+	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(stderr, "Error:", err)
-		return 1
+		code, show := exitCode(err)
+		if show {
+			fmt.Fprintln(stderr, "Error:", err)
+		}
+		return code
 	}
 	return 0
 }
@@ -37,7 +41,8 @@ func NewRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCommand(), newManifestsCommand())
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	root.AddCommand(newServeCommand(), newManifestsCommand(), newCheckCommand(), newReviewCommand(), newLintCommand(), newTestCommand())
 	return root
 }
 

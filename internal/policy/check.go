@@ -167,7 +167,7 @@ func checkInjectMatch(m *Match, path *field.Path) field.ErrorList {
 		}
 	}
 	for i, op := range m.Operations {
-		if op != "CREATE" {
+		if op != "CREATE" && sets.New(knownOperations...).Has(op) {
 			errs = append(errs, field.NotSupported(path.Child("operations").Index(i), op, []string{"CREATE"}))
 		}
 	}

@@ -37,13 +37,18 @@ func LoadPath(path string) (*Set, error) {
 		}
 		all = append(all, ps...)
 	}
+	if len(all) == 0 && len(errs) == 0 {
+		return nil, fmt.Errorf("%s: no policies found", path)
+	}
+	// Check across the policies that did load too, so one run reports everything.
+	set, err := NewSet(all)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	if len(all) == 0 {
-		return nil, fmt.Errorf("%s: no policies found", path)
-	}
-	return NewSet(all)
+	return set, nil
 }
 
 func policyFiles(path string) ([]string, error) {
@@ -97,7 +102,9 @@ func Parse(file string, data []byte) ([]*Policy, error) {
 		}
 		p.Source = src
 		if errList := p.check(); len(errList) > 0 {
-			errs = append(errs, fmt.Errorf("%s: policy %q: %w", src, p.Name(), errList.ToAggregate()))
+			for _, fe := range errList {
+				errs = append(errs, fmt.Errorf("%s: policy %q: %w", src, p.Name(), fe))
+			}
 			continue
 		}
 		if err := p.compile(); err != nil {

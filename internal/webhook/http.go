@@ -78,31 +78,14 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "cannot read body: "+err.Error())
 		return
 	}
-	review, err := admission.Decode(buf.Bytes())
-	if err != nil {
-		httpError(w, http.StatusBadRequest, err.Error())
+	reply := Respond(r.Context(), e.handler, buf.Bytes(), e.opts.Logger)
+	if reply.Status != http.StatusOK {
+		httpError(w, reply.Status, string(reply.Body))
 		return
 	}
-	req := &review.Request
-	log := e.opts.Logger.With(
-		slog.String("uid", req.UID),
-		slog.String("kind", req.Kind.Kind),
-		slog.String("namespace", req.Namespace),
-		slog.String("name", req.Name),
-		slog.String("operation", string(req.Operation)),
-		slog.String("user", req.UserInfo.Username),
-	)
-	if log.Enabled(r.Context(), slog.LevelDebug) {
-		log.Debug("review received", slog.String("path", r.URL.Path), slog.String("object", string(req.Object)), slog.String("oldObject", string(req.OldObject)))
-	}
-	resp := e.handle(admission.WithLogger(r.Context(), log), req)
-	body, err := admission.Encode(review.APIVersion, req.UID, resp)
-	if err != nil {
-		resp = admission.Errored(err)
-		body, _ = admission.Encode(review.APIVersion, req.UID, resp)
-	}
 	w.Header().Set("Content-Type", "application/json")
-	if _, err := w.Write(body); err != nil {
+	req, resp, log := &reply.Review.Request, reply.Response, reply.log
+	if _, err := w.Write(reply.Body); err != nil {
 		log.Warn("cannot write review response", slog.Any("error", err))
 	}
 	attrs := []slog.Attr{
@@ -122,16 +105,55 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	log.LogAttrs(r.Context(), slog.LevelInfo, "review", attrs...)
 }
 
+// Reply is what the endpoint answers to one request body.
+type Reply struct {
+	// Status is 200 with a review in Body, or 400 with the reason in Body.
+	Status   int
+	Body     []byte
+	Review   *admission.Review
+	Response admission.Response
+	log      *slog.Logger
+}
+
+// Respond decodes a review body, lets h decide and encodes the answer in the
+// review's version. The server and `tollgate review` both answer through it,
+// so their answers are the same bytes.
+func Respond(ctx context.Context, h admission.Handler, body []byte, logger *slog.Logger) Reply {
+	review, err := admission.Decode(body)
+	if err != nil {
+		return Reply{Status: http.StatusBadRequest, Body: []byte(err.Error())}
+	}
+	req := &review.Request
+	log := logger.With(
+		slog.String("uid", req.UID),
+		slog.String("kind", req.Kind.Kind),
+		slog.String("namespace", req.Namespace),
+		slog.String("name", req.Name),
+		slog.String("operation", string(req.Operation)),
+		slog.String("user", req.UserInfo.Username),
+	)
+	if log.Enabled(ctx, slog.LevelDebug) {
+		log.Debug("review received", slog.String("object", string(req.Object)), slog.String("oldObject", string(req.OldObject)))
+	}
+	resp := handle(admission.WithLogger(ctx, log), h, req)
+	out, err := admission.Encode(review.APIVersion, req.UID, resp)
+	if err != nil {
+		resp = admission.Errored(err)
+		out, _ = admission.Encode(review.APIVersion, req.UID, resp)
+	}
+	return Reply{Status: http.StatusOK, Body: out, Review: review, Response: resp, log: log}
+}
+
 // handle runs the handler, turning a panic into an answer: the request is
 // refused with code 500 and the server goes on.
-func (e *endpoint) handle(ctx context.Context, req *admission.Request) (resp admission.Response) {
+func handle(ctx context.Context, h admission.Handler, req *admission.Request) (resp admission.Response) {
 	defer func() {
 		if v := recover(); v != nil {
 			admission.LoggerFrom(ctx).Error("panic in admission handler", slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
 			resp = admission.Errored(fmt.Errorf("internal error while reviewing the request: %v", v))
 		}
 	}()
-	return e.handler.Handle(ctx, req)
+	return h.Handle(ctx, req)
 }
 
 func httpError(w http.ResponseWriter, code int, msg string) {

@@ -1,0 +1,184 @@
+// Package check runs manifests through the engine offline, as the apiserver
+// would send them: every mutating group first, each patch applied in turn,
+// then every validating group on the mutated object.
+package check
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"sync"
+
+	jsonpatch5 "github.com/evanphx/json-patch/v5"
+
+	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/manifest"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+// Options say how manifests become admission requests.
+type Options struct {
+	// Operation is CREATE unless set.
+	Operation admission.Operation
+	// Old holds previous versions for UPDATE (and DELETE), found by kind,
+	// namespace and name.
+	Old []*manifest.Object
+	// User is request.userInfo.
+	User admission.UserInfo
+	// DefaultNamespace is for namespaced objects that name none; "default" unless set.
+	DefaultNamespace string
+	// Workers evaluate manifests in parallel; GOMAXPROCS unless set.
+	Workers int
+}
+
+func (o *Options) defaults() {
+	if o.Operation == "" {
+		o.Operation = admission.Create
+	}
+	if o.DefaultNamespace == "" {
+		o.DefaultNamespace = "default"
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+}
+
+// Finding is what the policies made of one manifest.
+type Finding struct {
+	Object  *manifest.Object
+	Results []engine.Result
+	// Allowed is the apiserver's verdict; Code and Message explain a refusal.
+	Allowed  bool
+	Code     int32
+	Message  string
+	Warnings []string
+	// Patched is the object after every mutation, nil when nothing changed.
+	Patched []byte
+	// Err is set when the manifest could not be turned into a request.
+	Err error
+}
+
+// Run checks every object, in parallel, keeping the input order.
+func Run(ctx context.Context, eng *engine.Engine, objs []*manifest.Object, opts Options) []Finding {
+	opts.defaults()
+	old := map[string]*manifest.Object{}
+	for _, o := range opts.Old {
+		old[key(o, opts.DefaultNamespace)] = o
+	}
+	out := make([]Finding, len(objs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(opts.Workers, max(len(objs), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = one(ctx, eng, objs[i], old, &opts)
+			}
+		}()
+	}
+	for i := range objs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+func key(o *manifest.Object, defaultNS string) string {
+	ns := o.Namespace
+	if ns == "" {
+		ns = defaultNS
+	}
+	return o.GVK.GroupKind().String() + "/" + ns + "/" + o.Name
+}
+
+// Request builds the admission request the apiserver would send for obj.
+func Request(obj *manifest.Object, op admission.Operation, old []byte, user admission.UserInfo, defaultNS string) (*admission.Request, error) {
+	gvr, namespaced, err := manifest.Resource(obj.GVK)
+	if err != nil {
+		return nil, err
+	}
+	ns := ""
+	if namespaced {
+		ns = obj.Namespace
+		if ns == "" {
+			ns = defaultNS
+		}
+	}
+	req := &admission.Request{
+		UID:       fmt.Sprintf("check-%s", obj.Where()),
+		Kind:      obj.GVK,
+		Resource:  gvr,
+		Name:      obj.Name,
+		Namespace: ns,
+		Operation: op,
+		UserInfo:  user,
+		Object:    obj.JSON,
+		OldObject: old,
+	}
+	if op == admission.Delete {
+		req.Object, req.OldObject = nil, obj.JSON
+	}
+	return req, nil
+}
+
+func one(ctx context.Context, eng *engine.Engine, obj *manifest.Object, old map[string]*manifest.Object, opts *Options) Finding {
+	f := Finding{Object: obj, Allowed: true}
+	var oldJSON []byte
+	if opts.Operation == admission.Update {
+		prev, ok := old[key(obj, opts.DefaultNamespace)]
+		if !ok {
+			f.Err = fmt.Errorf("%s: no previous version of %s among --old manifests", obj.Where(), obj)
+			return f
+		}
+		oldJSON = prev.JSON
+	}
+	req, err := Request(obj, opts.Operation, oldJSON, opts.User, opts.DefaultNamespace)
+	if err != nil {
+		f.Err = fmt.Errorf("%s: %w", obj.Where(), err)
+		return f
+	}
+	for _, action := range []policy.Action{policy.ActionMutate, policy.ActionValidate} {
+		for _, g := range eng.Set().Groups {
+			if g.Action != action {
+				continue
+			}
+			ev := eng.Evaluate(ctx, g, req)
+			f.Results = append(f.Results, ev.Results...)
+			f.Warnings = append(f.Warnings, ev.Response.Warnings...)
+			if !ev.Response.Allowed {
+				if f.Allowed {
+					f.Allowed, f.Code, f.Message = false, ev.Response.Code, ev.Response.Message
+				} else {
+					f.Message += "; " + ev.Response.Message
+				}
+				continue
+			}
+			if len(ev.Response.Patch) == 0 {
+				continue
+			}
+			patched, err := apply(req.Object, ev.Response.Patch)
+			if err != nil {
+				f.Err = fmt.Errorf("%s: policy group %s: the patch does not apply: %w", obj.Where(), g.ID, err)
+				return f
+			}
+			req.Object, f.Patched = patched, patched
+		}
+	}
+	return f
+}
+
+func apply(doc []byte, patch any) ([]byte, error) {
+	ops, err := json.Marshal(patch)
+	if err != nil {
+		return nil, err
+	}
+	p, err := jsonpatch5.DecodePatch(ops)
+	if err != nil {
+		return nil, err
+	}
+	return p.Apply(doc)
+}

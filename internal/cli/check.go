@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/check"
+	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/manifest"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+	"github.com/tollgate-dev/tollgate/internal/report"
+)
+
+type checkOptions struct {
+	config           string
+	files            []string
+	operation        string
+	old              []string
+	namespaceLabels  []string
+	namespacesFile   string
+	user             string
+	groups           []string
+	output           string
+	showPatches      bool
+	showSkipped      bool
+	namespace        string
+	defaultNamespace string
+}
+
+func newCheckCommand() *cobra.Command {
+	o := checkOptions{}
+	cmd := &cobra.Command{
+		Use:   "check -f MANIFESTS... [-c POLICIES]",
+		Short: "Evaluate manifests against policies offline, with the server's engine",
+		Long: "Sends each manifest through the policies as the apiserver would: injection first, then\n" +
+			"validation of the result. Exit status: 0 nothing denied, 1 something denied, 2 usage or policy error.",
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.config, "config", "c", "", policyFlagHelp)
+	f.StringArrayVarP(&o.files, "filename", "f", nil, "manifest file, directory or - for stdin (repeatable)")
+	f.StringVar(&o.operation, "operation", "CREATE", "CREATE, UPDATE or DELETE")
+	f.StringArrayVar(&o.old, "old", nil, "previous versions of the manifests, for UPDATE (repeatable)")
+	f.StringArrayVar(&o.namespaceLabels, "namespace-labels", nil, "labels of a namespace, NS=KEY=VALUE,KEY=VALUE (repeatable)")
+	f.StringVar(&o.namespacesFile, "namespaces", "", "file of Namespace objects whose labels namespaceSelectors see")
+	f.StringVar(&o.user, "user", "", "request.userInfo.username")
+	f.StringSliceVar(&o.groups, "groups", nil, "request.userInfo.groups")
+	f.StringVarP(&o.output, "output", "o", "table", "table, json or yaml (json and yaml are a wgpolicyk8s.io/v1alpha2 PolicyReport)")
+	f.BoolVar(&o.showPatches, "show-patches", false, "print what mutation would change, as a unified diff")
+	f.BoolVar(&o.showSkipped, "show-skipped", false, "list policies that do not apply to a resource in the table")
+	f.StringVar(&o.namespace, "namespace", "", "tollgate's own namespace, exempt like the system namespaces")
+	f.StringVar(&o.defaultNamespace, "default-namespace", "default", "namespace of namespaced manifests that name none")
+	return cmd
+}
+
+func noArgs(cmd *cobra.Command, args []string) error {
+	if err := cobra.NoArgs(cmd, args); err != nil {
+		return usageError(err)
+	}
+	return nil
+}
+
+func (o *checkOptions) run(cmd *cobra.Command) error {
+	if len(o.files) == 0 {
+		return usageError(errors.New("give manifests with -f"))
+	}
+	op := admission.Operation(strings.ToUpper(o.operation))
+	if op != admission.Create && op != admission.Update && op != admission.Delete {
+		return usageError(fmt.Errorf("--operation %q: want CREATE, UPDATE or DELETE", o.operation))
+	}
+	if o.output != "table" && o.output != "json" && o.output != "yaml" {
+		return usageError(fmt.Errorf("--output %q: want table, json or yaml", o.output))
+	}
+	set, err := policy.Load(o.config)
+	if err != nil {
+		return usageError(fmt.Errorf("load policies: %w", err))
+	}
+	namespaces, err := o.namespaceIndex(cmd.InOrStdin())
+	if err != nil {
+		return usageError(err)
+	}
+	objs, err := manifest.Read(o.files, cmd.InOrStdin())
+	if err != nil {
+		return usageError(err)
+	}
+	var old []*manifest.Object
+	if len(o.old) > 0 {
+		if old, err = manifest.Read(o.old, cmd.InOrStdin()); err != nil {
+			return usageError(err)
+		}
+	}
+	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, Namespaces: namespaces.lookup})
+	findings := check.Run(cmd.Context(), eng, objs, check.Options{
+		Operation:        op,
+		Old:              old,
+		User:             admission.UserInfo{Username: o.user, Groups: o.groups},
+		DefaultNamespace: o.defaultNamespace,
+	})
+	out := cmd.OutOrStdout()
+	if err := writeReport(out, report.Build(findings), o.output, report.TableOptions{Colour: isTerminal(out), ShowSkipped: o.showSkipped}); err != nil {
+		return err
+	}
+	if o.showPatches {
+		if err := report.Patches(out, findings); err != nil {
+			return err
+		}
+	}
+	for _, f := range findings {
+		if f.Err != nil {
+			return &exitError{code: exitUsage}
+		}
+	}
+	for _, f := range findings {
+		if !f.Allowed {
+			return &exitError{code: exitDenied}
+		}
+	}
+	return nil
+}
+
+func writeReport(w io.Writer, r *report.PolicyReport, format string, opts report.TableOptions) error {
+	switch format {
+	case "json":
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	case "yaml":
+		b, err := yaml.Marshal(r)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	default:
+		return report.Table(w, r, opts)
+	}
+}
+
+// isTerminal is true when w is a character device and NO_COLOR is unset.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+func newLintCommand() *cobra.Command {
+	var config string
+	cmd := &cobra.Command{
+		Use:   "lint -c POLICIES",
+		Short: "Load and check policies, reporting every problem",
+		Long:  "Prints every problem with file, document and field path. Exit status: 0 clean, 1 problems found.",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if config == "" {
+				return usageError(errors.New("give the policies with -c"))
+			}
+			set, err := policy.LoadPath(config)
+			if err != nil {
+				problems := strings.Split(err.Error(), "\n")
+				for _, p := range problems {
+					fmt.Fprintln(cmd.OutOrStdout(), p)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "\n%d problems\n", len(problems))
+				return &exitError{code: exitDenied}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%d policies, %d webhook groups: no problems\n", len(set.Policies), len(set.Groups))
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&config, "config", "c", "", "policy file or directory")
+	return cmd
+}

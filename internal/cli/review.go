@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+	"github.com/tollgate-dev/tollgate/internal/webhook"
+)
+
+type reviewOptions struct {
+	config    string
+	file      string
+	path      string
+	namespace string
+}
+
+func newReviewCommand() *cobra.Command {
+	o := reviewOptions{}
+	cmd := &cobra.Command{
+		Use:   "review -f REVIEW.json [--path /validate/GROUP]",
+		Short: "Answer an AdmissionReview file exactly as the server would",
+		Long: "Prints the AdmissionReview the server would send back to the apiserver for the request in\n" +
+			"the file, on the given review path. Exit status: 0 allowed, 1 denied, 2 a body the server refuses.",
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.config, "config", "c", "", policyFlagHelp)
+	f.StringVarP(&o.file, "filename", "f", "", "AdmissionReview JSON file, or - for stdin")
+	f.StringVar(&o.path, "path", "", "review path, e.g. /validate/require-environment (default: the only one)")
+	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "tollgate's own namespace, as for serve")
+	return cmd
+}
+
+func (o *reviewOptions) run(cmd *cobra.Command) error {
+	if o.file == "" {
+		return usageError(errors.New("give the review with -f"))
+	}
+	set, err := policy.Load(o.config)
+	if err != nil {
+		return usageError(fmt.Errorf("load policies: %w", err))
+	}
+	group, err := pickGroup(set, o.path)
+	if err != nil {
+		return usageError(err)
+	}
+	var body []byte
+	if o.file == "-" {
+		body, err = io.ReadAll(cmd.InOrStdin())
+	} else {
+		body, err = os.ReadFile(o.file)
+	}
+	if err != nil {
+		return usageError(err)
+	}
+	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace})
+	quiet := slog.New(slog.DiscardHandler)
+	reply := webhook.Respond(cmd.Context(), eng.Handler(group), body, quiet)
+	if reply.Status != http.StatusOK {
+		return usageError(fmt.Errorf("the server answers HTTP %d: %s", reply.Status, reply.Body))
+	}
+	if _, err := cmd.OutOrStdout().Write(reply.Body); err != nil {
+		return err
+	}
+	if !reply.Response.Allowed {
+		return &exitError{code: exitDenied}
+	}
+	return nil
+}
+
+func pickGroup(set *policy.Set, path string) (*policy.Group, error) {
+	var paths []string
+	for _, g := range set.Groups {
+		if g.Path() == path || (path == "" && len(set.Groups) == 1) {
+			return g, nil
+		}
+		paths = append(paths, g.Path())
+	}
+	if path == "" {
+		return nil, fmt.Errorf("the policies serve several paths; choose one with --path: %s", strings.Join(paths, ", "))
+	}
+	return nil, fmt.Errorf("no review path %s; the policies serve %s", path, strings.Join(paths, ", "))
+}

@@ -1,0 +1,259 @@
+// Package suite runs policy test suites: files that name policies, resources
+// and the result each policy must give each resource, checked offline with
+// the same engine the server runs.
+package suite
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tollgate-dev/tollgate/internal/check"
+	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/manifest"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+// FileName is how a suite file is named: tollgate-test.yaml, or *.tollgate-test.yaml.
+const FileName = "tollgate-test.yaml"
+
+// Suite is one test file.
+type Suite struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	// Policies are files or directories, relative to the suite; none means the embedded defaults.
+	Policies []string `json:"policies,omitempty"`
+	// Resources are manifest files or directories, relative to the suite.
+	Resources []string `json:"resources"`
+	// Namespaces give the labels namespaceSelectors see.
+	Namespaces map[string]map[string]string `json:"namespaces,omitempty"`
+	// Operation is CREATE unless set.
+	Operation string     `json:"operation,omitempty"`
+	Results   []Expected `json:"results"`
+
+	file string
+}
+
+// Expected is the result a policy must give some resources.
+type Expected struct {
+	Policy string `json:"policy"`
+	// Resources are [namespace/]name; without a namespace, "default" (or none
+	// for cluster-scoped kinds).
+	Resources []string       `json:"resources"`
+	Result    engine.Outcome `json:"result"`
+	// PatchedResource is a file holding the resource as mutation must leave it.
+	PatchedResource string `json:"patchedResource,omitempty"`
+}
+
+// Check is one expectation for one resource, and how it went.
+type Check struct {
+	Suite, Policy, Resource string
+	Want, Got               engine.Outcome
+	Message                 string
+	Problem                 string // empty when the check passed
+}
+
+// Find returns the suite files under dir.
+func Find(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && (d.Name() == FileName || strings.HasSuffix(d.Name(), "."+FileName)) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err == nil && len(files) == 0 {
+		err = fmt.Errorf("no %s or *.%s files under %s", FileName, FileName, dir)
+	}
+	return files, err
+}
+
+// Load reads one suite file strictly.
+func Load(file string) (*Suite, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	js, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	var s Suite
+	strict, err := sigsjson.UnmarshalStrict(js, &s, sigsjson.DisallowUnknownFields)
+	if err == nil && len(strict) > 0 {
+		err = errors.Join(strict...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if s.APIVersion != policy.APIVersion || s.Kind != "Test" {
+		return nil, fmt.Errorf("%s: want apiVersion %s and kind Test", file, policy.APIVersion)
+	}
+	if len(s.Resources) == 0 || len(s.Results) == 0 {
+		return nil, fmt.Errorf("%s: a test needs resources and results", file)
+	}
+	for i, r := range s.Results {
+		if !slices.Contains([]engine.Outcome{engine.Pass, engine.Fail, engine.Warn, engine.Skip, engine.Error}, r.Result) {
+			return nil, fmt.Errorf("%s: results[%d].result %q: want pass, fail, warn, skip or error", file, i, r.Result)
+		}
+	}
+	s.file = file
+	return &s, nil
+}
+
+func (s *Suite) rel(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(filepath.Dir(s.file), p)
+}
+
+// Run evaluates the suite and returns one Check per expected result.
+func (s *Suite) Run(ctx context.Context) ([]Check, error) {
+	set, err := s.loadPolicies()
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, r := range s.Resources {
+		paths = append(paths, s.rel(r))
+	}
+	objs, err := manifest.Read(paths, nil)
+	if err != nil {
+		return nil, err
+	}
+	eng := engine.New(set, engine.Options{Namespaces: func(ns string) (map[string]string, bool) {
+		l, ok := s.Namespaces[ns]
+		if !ok {
+			return nil, false
+		}
+		out := map[string]string{"kubernetes.io/metadata.name": ns}
+		for k, v := range l {
+			out[k] = v
+		}
+		return out, true
+	}})
+	findings := check.Run(ctx, eng, objs, check.Options{Operation: operation(s.Operation)})
+	byResource := map[string][]*check.Finding{}
+	for i := range findings {
+		f := &findings[i]
+		byResource[resourceKey(f.Object)] = append(byResource[resourceKey(f.Object)], f)
+	}
+	var checks []Check
+	for _, exp := range s.Results {
+		for _, res := range exp.Resources {
+			checks = append(checks, s.check(exp, res, byResource))
+		}
+	}
+	return checks, nil
+}
+
+func (s *Suite) loadPolicies() (*policy.Set, error) {
+	if len(s.Policies) == 0 {
+		return policy.LoadDefaults()
+	}
+	var all []*policy.Policy
+	for _, p := range s.Policies {
+		set, err := policy.LoadPath(s.rel(p))
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, set.Policies...)
+	}
+	return policy.NewSet(all)
+}
+
+func (s *Suite) check(exp Expected, resource string, byResource map[string][]*check.Finding) Check {
+	c := Check{Suite: s.file, Policy: exp.Policy, Resource: resource, Want: exp.Result}
+	key := resource
+	if !strings.Contains(key, "/") {
+		key = "default/" + key
+	}
+	found := byResource[key]
+	if len(found) == 0 {
+		found = byResource["/"+resource] // cluster-scoped
+	}
+	switch {
+	case len(found) == 0:
+		c.Problem = "no such resource among the test's resources"
+		return c
+	case len(found) > 1:
+		c.Problem = fmt.Sprintf("%d resources are named %s", len(found), resource)
+		return c
+	}
+	f := found[0]
+	if f.Err != nil {
+		c.Got, c.Message = engine.Error, f.Err.Error()
+	} else {
+		c.Got = engine.Skip
+		c.Message = "the policy does not apply to this resource"
+		for _, r := range f.Results {
+			if r.Policy == exp.Policy {
+				c.Got, c.Message = r.Outcome, r.Message
+			}
+		}
+	}
+	if c.Got != c.Want {
+		c.Problem = fmt.Sprintf("want %s, got %s", c.Want, c.Got)
+		return c
+	}
+	if exp.PatchedResource != "" {
+		c.Problem = comparePatched(s.rel(exp.PatchedResource), f)
+	}
+	return c
+}
+
+// comparePatched checks the mutated resource against the expected file, as data.
+func comparePatched(file string, f *check.Finding) string {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err.Error()
+	}
+	wantJS, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return fmt.Sprintf("%s: %v", file, err)
+	}
+	got := f.Patched
+	if got == nil {
+		got = f.Object.JSON
+	}
+	var want, have any
+	if err := json.Unmarshal(wantJS, &want); err != nil {
+		return err.Error()
+	}
+	if err := json.Unmarshal(got, &have); err != nil {
+		return err.Error()
+	}
+	if !reflect.DeepEqual(want, have) {
+		gotYAML, _ := yaml.JSONToYAML(got)
+		return fmt.Sprintf("the mutated resource differs from %s; it is:\n%s", file, gotYAML)
+	}
+	return ""
+}
+
+func resourceKey(o *manifest.Object) string {
+	if _, namespaced, err := manifest.Resource(o.GVK); err == nil && namespaced {
+		ns := o.Namespace
+		if ns == "" {
+			ns = "default"
+		}
+		return ns + "/" + o.Name
+	}
+	return "/" + o.Name
+}
