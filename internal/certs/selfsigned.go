@@ -131,6 +131,10 @@ func servingUsable(dir string, ca *x509.Certificate, sans []string, now time.Tim
 }
 
 func newCA(now time.Time) (*x509.Certificate, *ecdsa.PrivateKey, error) {
+	return newCAWith(now, CALifetime)
+}
+
+func newCAWith(now time.Time, lifetime time.Duration) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, fmt.Errorf("generate CA key: %w", err)
@@ -138,8 +142,8 @@ func newCA(now time.Time) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial(),
 		Subject:               pkix.Name{CommonName: "tollgate-ca"},
-		NotBefore:             now.Add(-time.Minute),
-		NotAfter:              now.Add(CALifetime),
+		NotBefore:             now.Add(-backdate(lifetime)),
+		NotAfter:              now.Add(lifetime),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
@@ -154,6 +158,10 @@ func newCA(now time.Time) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 }
 
 func newServing(ca *x509.Certificate, caKey *ecdsa.PrivateKey, sans []string, now time.Time) ([]byte, *ecdsa.PrivateKey, error) {
+	return newServingWith(ca, caKey, sans, now, ServingLifetime)
+}
+
+func newServingWith(ca *x509.Certificate, caKey *ecdsa.PrivateKey, sans []string, now time.Time, lifetime time.Duration) ([]byte, *ecdsa.PrivateKey, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, fmt.Errorf("generate serving key: %w", err)
@@ -161,8 +169,8 @@ func newServing(ca *x509.Certificate, caKey *ecdsa.PrivateKey, sans []string, no
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
 		Subject:      pkix.Name{CommonName: sans[0]},
-		NotBefore:    now.Add(-time.Minute),
-		NotAfter:     now.Add(ServingLifetime),
+		NotBefore:    now.Add(-backdate(lifetime)),
+		NotAfter:     now.Add(lifetime),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
@@ -179,6 +187,10 @@ func newServing(ca *x509.Certificate, caKey *ecdsa.PrivateKey, sans []string, no
 	}
 	return der, key, nil
 }
+
+// backdate is how far NotBefore lies in the past, for clocks slightly behind:
+// a minute, or a tenth of very short lifetimes.
+func backdate(lifetime time.Duration) time.Duration { return min(time.Minute, lifetime/10) }
 
 func writePair(certPath, keyPath string, der []byte, key *ecdsa.PrivateKey) error {
 	keyPEM, err := encodeKey(key)

@@ -13,17 +13,9 @@ import (
 	"time"
 )
 
-// FileSource serves the certificate and key in two files and reloads them
-// when their content changes. A pair that does not load (a file half-way
-// through being replaced, a key that does not match) is not taken: the
-// previous pair goes on serving and the next check tries again. Kubernetes
-// updates Secret volumes by swapping a symlink, which polling sees like any
-// other write.
-type FileSource struct {
-	certFile, keyFile string
-	interval          time.Duration
-	log               *slog.Logger
-
+// Served holds the certificate a server presents and swaps it atomically:
+// a handshake always sees one whole pair, old or new.
+type Served struct {
 	current atomic.Pointer[loaded]
 }
 
@@ -31,6 +23,65 @@ type loaded struct {
 	cert            *tls.Certificate
 	leaf            *x509.Certificate
 	certPEM, keyPEM []byte
+}
+
+// Set takes a PEM pair when it differs from the current one and is valid.
+func (s *Served) Set(certPEM, keyPEM []byte) (bool, error) {
+	if cur := s.current.Load(); cur != nil && bytes.Equal(cur.certPEM, certPEM) && bytes.Equal(cur.keyPEM, keyPEM) {
+		return false, nil
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return false, err
+	}
+	s.current.Store(&loaded{cert: &pair, leaf: pair.Leaf, certPEM: certPEM, keyPEM: keyPEM})
+	return true, nil
+}
+
+// GetCertificate is for tls.Config: it always returns the current pair.
+func (s *Served) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	cur := s.current.Load()
+	if cur == nil {
+		return nil, errors.New("no serving certificate yet")
+	}
+	return cur.cert, nil
+}
+
+// Leaf returns the current serving certificate, nil before the first.
+func (s *Served) Leaf() *x509.Certificate {
+	if cur := s.current.Load(); cur != nil {
+		return cur.leaf
+	}
+	return nil
+}
+
+// Healthy reports an error when there is no serving certificate, or it has
+// expired or is not valid yet.
+func (s *Served) Healthy(now time.Time) error {
+	leaf := s.Leaf()
+	if leaf == nil {
+		return errors.New("no serving certificate")
+	}
+	if now.After(leaf.NotAfter) {
+		return fmt.Errorf("serving certificate expired at %s", leaf.NotAfter.Format(time.RFC3339))
+	}
+	if now.Before(leaf.NotBefore) {
+		return fmt.Errorf("serving certificate not valid before %s", leaf.NotBefore.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// FileSource serves the certificate and key in two files and reloads them
+// when their content changes. A pair that does not load (a file half-way
+// through being replaced, a key that does not match) is not taken: the
+// previous pair goes on serving and the next check tries again. Kubernetes
+// updates Secret volumes by swapping a symlink, which polling sees like any
+// other write.
+type FileSource struct {
+	Served
+	certFile, keyFile string
+	interval          time.Duration
+	log               *slog.Logger
 }
 
 // NewFileSource loads the pair once; it fails if the files do not hold a
@@ -63,15 +114,13 @@ func (s *FileSource) Run(ctx context.Context) {
 			case err != nil:
 				s.log.Warn("serving certificate not reloaded; the previous one stays in use", slog.Any("error", err))
 			case changed:
-				leaf := s.current.Load().leaf
+				leaf := s.Leaf()
 				s.log.Info("serving certificate reloaded", slog.String("serial", leaf.SerialNumber.String()), slog.Time("notAfter", leaf.NotAfter))
 			}
 		}
 	}
 }
 
-// reload reads both files and takes the pair when it differs from the
-// current one and is valid.
 func (s *FileSource) reload() (bool, error) {
 	certPEM, err := os.ReadFile(s.certFile)
 	if err != nil {
@@ -81,37 +130,9 @@ func (s *FileSource) reload() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("read key: %w", err)
 	}
-	if cur := s.current.Load(); cur != nil && bytes.Equal(cur.certPEM, certPEM) && bytes.Equal(cur.keyPEM, keyPEM) {
-		return false, nil
-	}
-	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	changed, err := s.Set(certPEM, keyPEM)
 	if err != nil {
 		return false, fmt.Errorf("load %s and %s: %w", s.certFile, s.keyFile, err)
 	}
-	s.current.Store(&loaded{cert: &pair, leaf: pair.Leaf, certPEM: certPEM, keyPEM: keyPEM})
-	return true, nil
-}
-
-// GetCertificate is for tls.Config: it always returns the current pair.
-func (s *FileSource) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-	return s.current.Load().cert, nil
-}
-
-// Leaf returns the current serving certificate.
-func (s *FileSource) Leaf() *x509.Certificate { return s.current.Load().leaf }
-
-// Healthy reports an error when the serving certificate has expired or is not
-// valid yet.
-func (s *FileSource) Healthy(now time.Time) error {
-	leaf := s.Leaf()
-	if leaf == nil {
-		return errors.New("no serving certificate")
-	}
-	if now.After(leaf.NotAfter) {
-		return fmt.Errorf("serving certificate expired at %s", leaf.NotAfter.Format(time.RFC3339))
-	}
-	if now.Before(leaf.NotBefore) {
-		return fmt.Errorf("serving certificate not valid before %s", leaf.NotBefore.Format(time.RFC3339))
-	}
-	return nil
+	return changed, nil
 }

@@ -42,7 +42,7 @@ func NewRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
-	root.AddCommand(newServeCommand(), newManifestsCommand(), newCheckCommand(), newReviewCommand(), newLintCommand(), newTestCommand())
+	root.AddCommand(newServeCommand(), newManifestsCommand(), newCheckCommand(), newReviewCommand(), newLintCommand(), newTestCommand(), newUninstallCommand())
 	return root
 }
 

@@ -8,11 +8,20 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/tollgate-dev/tollgate/internal/certs"
 	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/metrics"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 	"github.com/tollgate-dev/tollgate/internal/server"
+)
+
+// The certificate sources of serve.
+const (
+	certSourceFiles       = "files"
+	certSourceSelf        = "self"
+	certSourceCertManager = "cert-manager"
 )
 
 type serveOptions struct {
@@ -26,6 +35,8 @@ type serveOptions struct {
 	logLevel        string
 	reloadInterval  time.Duration
 	shutdownTimeout time.Duration
+	metricsListen   string
+	cluster         clusterOptions
 }
 
 func newServeCommand() *cobra.Command {
@@ -33,7 +44,7 @@ func newServeCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve admission reviews over HTTPS",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd)
 		},
@@ -43,49 +54,106 @@ func newServeCommand() *cobra.Command {
 	f.StringVar(&o.certFile, "tls-cert-file", "", "serving certificate (PEM); reloaded when it changes")
 	f.StringVar(&o.keyFile, "tls-private-key-file", "", "serving certificate's private key (PEM)")
 	f.StringVar(&o.config, "config", "", policyFlagHelp)
-	f.StringVar(&o.certDir, "cert-dir", defaultCertDir(), "where the self-signed CA and serving certificate live when no certificate files are given")
-	f.StringArrayVar(&o.dnsNames, "dns-name", nil, "extra name for the self-signed serving certificate (repeatable)")
+	f.StringVar(&o.certDir, "cert-dir", defaultCertDir(), "where the self-signed CA and serving certificate live when no certificate files are given and there is no cluster access")
+	f.StringArrayVar(&o.dnsNames, "dns-name", nil, "extra name for a self-signed serving certificate (repeatable)")
 	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "tollgate's own namespace, never injected nor validated (default $POD_NAMESPACE)")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error; debug logs whole objects")
 	f.DurationVar(&o.reloadInterval, "cert-reload-interval", 10*time.Second, "how often certificate files are checked for changes")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 25*time.Second, "how long in-flight reviews may take to finish on shutdown")
+	f.StringVar(&o.metricsListen, "metrics-listen", ":9090", "address of the plain-HTTP Prometheus /metrics listener; empty: none")
+	o.cluster.flags(f)
 	return cmd
 }
 
 func (o *serveOptions) run(cmd *cobra.Command) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+		return usageError(fmt.Errorf("--log-level: %w", err))
 	}
 	log := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+	met := metrics.New()
 
 	set, err := policy.Load(o.config)
+	met.PolicyLoad(err)
 	if err != nil {
 		return fmt.Errorf("load policies: %w", err)
 	}
 	log.Info("policies loaded", slog.String("source", sourceName(o.config)), slog.Any("policies", set.Names()))
 
-	certFile, keyFile, err := o.certificateFiles(log)
+	ctx := cmd.Context()
+	group, ctx := errgroup.WithContext(ctx)
+	cl, err := o.cluster.connect(o.kubeconfigNeeded())
 	if err != nil {
 		return err
 	}
-	src, err := certs.NewFileSource(certFile, keyFile, o.reloadInterval, log)
-	if err != nil {
-		return fmt.Errorf("serving certificate: %w", err)
-	}
-	srv, err := server.New(server.Config{
+	source := o.certSource(cl != nil)
+	engOpts := engine.Options{OwnNamespace: o.namespace}
+	srvCfg := server.Config{
 		Listen:          o.listen,
-		Engine:          engine.New(set, engine.Options{OwnNamespace: o.namespace}),
-		Certificates:    src,
 		Logger:          log,
 		ShutdownTimeout: o.shutdownTimeout,
-	})
+		Observe:         met.Observe,
+	}
+	switch source {
+	case certSourceSelf:
+		if cl == nil {
+			return usageError(errors.New("--cert-source=self keeps certificates in a Secret and needs cluster access (--kubeconfig or in-cluster)"))
+		}
+		store, err := cl.startInCluster(ctx, group, set, o, log, met)
+		if err != nil {
+			return err
+		}
+		srvCfg.Certificates = store
+		engOpts.Namespaces = cl.namespaceLabels
+		srvCfg.ReadyChecks = cl.readyChecks
+	case certSourceFiles, certSourceCertManager:
+		certFile, keyFile, err := o.certificateFiles(log)
+		if err != nil {
+			return err
+		}
+		src, err := certs.NewFileSource(certFile, keyFile, o.reloadInterval, log)
+		if err != nil {
+			return fmt.Errorf("serving certificate: %w", err)
+		}
+		group.Go(func() error { src.Run(ctx); return nil })
+		srvCfg.Certificates = src
+		if cl != nil {
+			if err := cl.startWithFiles(ctx, group, set, o, source, log, met); err != nil {
+				return err
+			}
+			engOpts.Namespaces = cl.namespaceLabels
+			srvCfg.ReadyChecks = cl.readyChecks
+		}
+	default:
+		return usageError(fmt.Errorf("--cert-source %q: want files, self or cert-manager", o.cluster.certSource))
+	}
+	srvCfg.Engine = engine.New(set, engOpts)
+	srv, err := server.New(srvCfg)
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
-	go src.Run(ctx)
-	return srv.Serve(ctx)
+	if o.metricsListen != "" {
+		group.Go(func() error { return met.Serve(ctx, o.metricsListen, log) })
+	}
+	group.Go(func() error { return srv.Serve(ctx) })
+	return group.Wait()
+}
+
+func (o *serveOptions) kubeconfigNeeded() bool {
+	return o.cluster.certSource == certSourceSelf || o.cluster.certSource == certSourceCertManager
+}
+
+// certSource resolves the default: certificate files or no cluster mean
+// files (self-signed in --cert-dir without files); in a cluster, self.
+func (o *serveOptions) certSource(inCluster bool) string {
+	switch {
+	case o.cluster.certSource != "":
+		return o.cluster.certSource
+	case o.certFile != "" || o.keyFile != "" || !inCluster:
+		return certSourceFiles
+	default:
+		return certSourceSelf
+	}
 }
 
 // certificateFiles returns the files to serve: the ones given, or a
@@ -95,7 +163,7 @@ func (o *serveOptions) certificateFiles(log *slog.Logger) (string, string, error
 	case o.certFile != "" && o.keyFile != "":
 		return o.certFile, o.keyFile, nil
 	case o.certFile != "" || o.keyFile != "":
-		return "", "", errors.New("--tls-cert-file and --tls-private-key-file go together")
+		return "", "", usageError(errors.New("--tls-cert-file and --tls-private-key-file go together"))
 	}
 	ss, err := certs.EnsureSelfSigned(o.certDir, o.dnsNames, time.Now())
 	if err != nil {

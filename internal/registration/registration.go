@@ -35,6 +35,9 @@ type Options struct {
 	Service *Service
 	// CABundle is the PEM CA that signed tollgate's serving certificate.
 	CABundle []byte
+	// CAInjectFrom, "namespace/certificate", leaves the caBundle to
+	// cert-manager's CA injector instead.
+	CAInjectFrom string
 	// TimeoutSeconds per call, 1 to 30; default 5.
 	TimeoutSeconds int32
 	// ExcludedNamespaces are left out of every webhook: the system namespaces
@@ -70,7 +73,7 @@ func (o *Options) defaults() error {
 	default:
 		return errors.New("give tollgate's URL or its service")
 	}
-	if len(o.CABundle) == 0 {
+	if len(o.CABundle) == 0 && o.CAInjectFrom == "" {
 		return errors.New("a CA bundle is required: the apiserver must trust tollgate's certificate")
 	}
 	return nil
@@ -85,6 +88,9 @@ func Build(set *policy.Set, opts Options) (*admissionregistrationv1.MutatingWebh
 	var mutating *admissionregistrationv1.MutatingWebhookConfiguration
 	var validating *admissionregistrationv1.ValidatingWebhookConfiguration
 	meta := metav1.ObjectMeta{Name: opts.Name, Labels: map[string]string{"app.kubernetes.io/name": "tollgate"}}
+	if opts.CAInjectFrom != "" {
+		meta.Annotations = map[string]string{"cert-manager.io/inject-ca-from": opts.CAInjectFrom}
+	}
 	for _, g := range set.Groups {
 		if g.Action == policy.ActionMutate {
 			if mutating == nil {

@@ -33,6 +33,10 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// Timeouts bound what a slow or stalled client can hold.
 	Timeouts Timeouts
+	// Observe is told of every review (metrics); optional.
+	Observe func(webhook.Observation)
+	// ReadyChecks must all pass for /readyz, beside the certificate's health.
+	ReadyChecks []func() error
 }
 
 // Timeouts of the HTTP server. The apiserver sends a whole review at once and
@@ -114,7 +118,7 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	eng := s.cfg.Engine
 	for _, g := range eng.Set().Groups {
-		mux.Handle(g.Path(), webhook.New(eng.Handler(g), webhook.Options{Logger: s.cfg.Logger}))
+		mux.Handle(g.Path(), webhook.New(eng.Handler(g), webhook.Options{Logger: s.cfg.Logger, Observe: s.cfg.Observe}))
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeText(w, http.StatusOK, "ok")
@@ -133,6 +137,11 @@ func (s *Server) routes() http.Handler {
 func (s *Server) Ready() error {
 	if s.shuttingDown.Load() {
 		return errors.New("shutting down")
+	}
+	for _, check := range s.cfg.ReadyChecks {
+		if err := check(); err != nil {
+			return err
+		}
 	}
 	return s.cfg.Certificates.Healthy(time.Now())
 }

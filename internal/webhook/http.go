@@ -27,6 +27,16 @@ const DefaultMaxBodyBytes = 7 << 20
 type Options struct {
 	Logger       *slog.Logger
 	MaxBodyBytes int64
+	// Observe, when set, is told of every review answered (metrics).
+	Observe func(Observation)
+}
+
+// Observation is one answered review, for metrics.
+type Observation struct {
+	Path     string
+	Response admission.Response
+	Duration time.Duration
+	Panicked bool
 }
 
 func (o *Options) defaults() {
@@ -103,6 +113,9 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		attrs = append(attrs, slog.Any("warnings", resp.Warnings))
 	}
 	log.LogAttrs(r.Context(), slog.LevelInfo, "review", attrs...)
+	if e.opts.Observe != nil {
+		e.opts.Observe(Observation{Path: r.URL.Path, Response: resp, Duration: time.Since(start), Panicked: reply.Panicked})
+	}
 }
 
 // Reply is what the endpoint answers to one request body.
@@ -112,6 +125,7 @@ type Reply struct {
 	Body     []byte
 	Review   *admission.Review
 	Response admission.Response
+	Panicked bool
 	log      *slog.Logger
 }
 
@@ -135,25 +149,26 @@ func Respond(ctx context.Context, h admission.Handler, body []byte, logger *slog
 	if log.Enabled(ctx, slog.LevelDebug) {
 		log.Debug("review received", slog.String("object", string(req.Object)), slog.String("oldObject", string(req.OldObject)))
 	}
-	resp := handle(admission.WithLogger(ctx, log), h, req)
+	resp, panicked := handle(admission.WithLogger(ctx, log), h, req)
 	out, err := admission.Encode(review.APIVersion, req.UID, resp)
 	if err != nil {
 		resp = admission.Errored(err)
 		out, _ = admission.Encode(review.APIVersion, req.UID, resp)
 	}
-	return Reply{Status: http.StatusOK, Body: out, Review: review, Response: resp, log: log}
+	return Reply{Status: http.StatusOK, Body: out, Review: review, Response: resp, Panicked: panicked, log: log}
 }
 
 // handle runs the handler, turning a panic into an answer: the request is
 // refused with code 500 and the server goes on.
-func handle(ctx context.Context, h admission.Handler, req *admission.Request) (resp admission.Response) {
+func handle(ctx context.Context, h admission.Handler, req *admission.Request) (resp admission.Response, panicked bool) {
 	defer func() {
 		if v := recover(); v != nil {
+			panicked = true
 			admission.LoggerFrom(ctx).Error("panic in admission handler", slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
 			resp = admission.Errored(fmt.Errorf("internal error while reviewing the request: %v", v))
 		}
 	}()
-	return h.Handle(ctx, req)
+	return h.Handle(ctx, req), false
 }
 
 func httpError(w http.ResponseWriter, code int, msg string) {
