@@ -36,7 +36,7 @@ unit:
 	$(GO) test -race -count=1 ./...
 
 e2e: control-plane
-	KUBEBUILDER_ASSETS=$(ASSETS) $(GO) test -tags e2e -count=1 -timeout 20m -v ./test/e2e/ 2>&1 | tee e2e.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:'
+	KUBEBUILDER_ASSETS=$(ASSETS) $(GO) test -tags e2e -count=1 -timeout 20m -p 1 -v ./test/e2e/... 2>&1 | tee e2e.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:'
 
 control-plane: $(ASSETS)/kube-apiserver $(ASSETS)/etcd
 

@@ -11,19 +11,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tollgate-dev/tollgate/test/e2e/framework"
 )
 
-func isAlreadyExists(err error) bool { return apierrors.IsAlreadyExists(err) }
-
 // pod is a minimal Pod with the given labels and annotations.
-func pod(name string, labels, annotations map[string]string) *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: annotations},
-		Spec: corev1.PodSpec{
-			Containers: []corev1.Container{{Name: "app", Image: "registry.example.com/app:1.0"}},
-		},
-	}
-}
+var pod = framework.Pod
 
 func env(value string) map[string]string { return map[string]string{"environment": value} }
 
@@ -58,15 +51,7 @@ func containerNames(cs []corev1.Container) []string {
 	return names
 }
 
-func count[T any](items []T, pred func(T) bool) int {
-	n := 0
-	for _, it := range items {
-		if pred(it) {
-			n++
-		}
-	}
-	return n
-}
+func count[T any](items []T, pred func(T) bool) int { return framework.Count(items, pred) }
 
 // wantDenied checks err is the apiserver relaying tollgate's 403 with every fragment.
 func wantDenied(t *testing.T, err error, fragments ...string) {

@@ -7,11 +7,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tollgate-dev/tollgate/test/e2e/framework"
 )
 
 var injectionEnabled = map[string]string{"sidecar-injection": "enabled"}
 
-func isSidecar(c corev1.Container) bool { return c.Name == "sidecar-nginx" }
+var isSidecar = framework.IsSidecar
 
 func TestLabeledNamespaceGetsWholeSidecar(t *testing.T) {
 	ns := namespace(t, "e2e-inject", injectionEnabled)

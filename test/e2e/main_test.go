@@ -10,7 +10,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,15 +19,14 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/tollgate-dev/tollgate/internal/certs"
+	"github.com/tollgate-dev/tollgate/test/e2e/framework"
 )
 
 // The namespace tollgate is told is its own.
@@ -51,10 +49,6 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the end-to-end tests with `make e2e`, which builds kube-apiserver and etcd")
-		return 1
-	}
 	work, err := os.MkdirTemp("", "tollgate-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -62,17 +56,13 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(work)
 
-	env := &envtest.Environment{ControlPlaneStartTimeout: 2 * time.Minute}
-	// envtest turns the ServiceAccount admission plugin off; a real cluster has
-	// it, and it adds the kube-api-access volume before webhooks see a Pod.
-	env.ControlPlane.GetAPIServer().Configure().Set("disable-admission-plugins", "")
-	cfg, err := env.Start()
+	env, client, err := framework.StartControlPlane(nil)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "start control plane:", err)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer env.Stop()
-	cluster.client = kubernetes.NewForConfigOrDie(cfg)
+	cluster.client = client
 
 	if err := startTollgate(work); err != nil {
 		fmt.Fprintln(os.Stderr, "start tollgate:", err)
@@ -97,11 +87,9 @@ func run(m *testing.M) int {
 // startTollgate builds the binary, makes a CA and serving certificate, and
 // runs `tollgate serve` on a free port until it is ready.
 func startTollgate(work string) error {
-	cluster.bin = filepath.Join(work, "tollgate")
-	build := exec.Command("go", "build", "-o", cluster.bin, "./cmd/tollgate")
-	build.Dir = "../.."
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build: %v\n%s", err, out)
+	var err error
+	if cluster.bin, err = framework.BuildTollgate(work); err != nil {
+		return err
 	}
 	cluster.certDir = filepath.Join(work, "pki")
 	if _, err := certs.EnsureSelfSigned(cluster.certDir, nil, time.Now()); err != nil {
@@ -123,12 +111,11 @@ func startTollgate(work string) error {
 	cluster.caPool = x509.NewCertPool()
 	cluster.caPool.AppendCertsFromPEM(caPEM)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := framework.FreePort("127.0.0.1")
 	if err != nil {
 		return err
 	}
-	cluster.addr = ln.Addr().String()
-	ln.Close()
+	cluster.addr = fmt.Sprintf("127.0.0.1:%d", port)
 	cluster.logFile = filepath.Join(work, "tollgate.log")
 	logf, err := os.Create(cluster.logFile)
 	if err != nil {
@@ -207,7 +194,7 @@ func register() error {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		_, err := cluster.client.CoreV1().Pods("e2e-warmup").Create(ctx, pod("warmup", nil, nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		_, err := cluster.client.CoreV1().Pods("e2e-warmup").Create(ctx, framework.Pod("warmup", nil, nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err != nil && strings.Contains(err.Error(), "violates policy require-environment") {
 			return nil
 		}
@@ -224,17 +211,7 @@ func httpsClient() *http.Client {
 }
 
 func ensureNamespace(name string, labels map[string]string) error {
-	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
-	if _, err := cluster.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !isAlreadyExists(err) {
-		return err
-	}
-	// No controller-manager runs: make the ServiceAccount Pods need.
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: name}}
-	if _, err := cluster.client.CoreV1().ServiceAccounts(name).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !isAlreadyExists(err) {
-		return err
-	}
-	return nil
+	return framework.EnsureNamespace(context.Background(), cluster.client, name, labels)
 }
 
 func copyFile(src, dst string) error {

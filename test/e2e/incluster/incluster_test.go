@@ -1,0 +1,362 @@
+//go:build e2e
+
+package incluster
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tollgate-dev/tollgate/internal/certs"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+	"github.com/tollgate-dev/tollgate/test/e2e/framework"
+)
+
+// The tests run in file order: each leaves the cluster as the next expects.
+
+func TestDeployedObjects(t *testing.T) {
+	ctx := context.Background()
+	d, err := env.client.AppsV1().Deployments(ns).Get(ctx, "tollgate", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := d.Spec.Template.Spec
+	c := spec.Containers[0]
+	if *d.Spec.Replicas != 3 || spec.PriorityClassName != "system-cluster-critical" || len(spec.TopologySpreadConstraints) != 2 {
+		t.Errorf("deployment: replicas %d, priority %q, %d spread constraints", *d.Spec.Replicas, spec.PriorityClassName, len(spec.TopologySpreadConstraints))
+	}
+	sc := c.SecurityContext
+	if !*spec.SecurityContext.RunAsNonRoot || !*sc.ReadOnlyRootFilesystem || *sc.AllowPrivilegeEscalation || sc.Capabilities.Drop[0] != "ALL" ||
+		spec.SecurityContext.SeccompProfile.Type != "RuntimeDefault" {
+		t.Errorf("security context: %+v %+v", spec.SecurityContext, sc)
+	}
+	if c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe.HTTPGet.Path != "/healthz" || c.Resources.Limits.Memory().IsZero() {
+		t.Error("probes or resources missing")
+	}
+	if _, err := env.client.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "tollgate", metav1.GetOptions{}); err != nil {
+		t.Error(err)
+	}
+	cms, err := env.client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, cm := range cms.Items {
+		if strings.HasPrefix(cm.Name, "tollgate-policies") && cm.Data["seed-policies.yaml"] == string(policy.DefaultsYAML()) {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("no tollgate-policies ConfigMap holding the seed policies")
+	}
+}
+
+// TestRBACIsLeast asks the apiserver what the ServiceAccount the replicas
+// run as may do: what they need, and nothing around it.
+func TestRBACIsLeast(t *testing.T) {
+	sa := "system:serviceaccount:" + ns + ":tollgate"
+	tests := []struct {
+		attr authorizationv1.ResourceAttributes
+		want bool
+	}{
+		{authorizationv1.ResourceAttributes{Namespace: ns, Verb: "get", Resource: "secrets", Name: "tollgate-certs"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "watch", Resource: "namespaces"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "patch", Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations", Name: "tollgate"}, true},
+		{authorizationv1.ResourceAttributes{Namespace: ns, Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Name: "tollgate-leader"}, true},
+		{authorizationv1.ResourceAttributes{Namespace: ns, Verb: "get", Resource: "secrets", Name: "other"}, false},
+		{authorizationv1.ResourceAttributes{Namespace: ns, Verb: "list", Resource: "secrets"}, false},
+		{authorizationv1.ResourceAttributes{Namespace: "default", Verb: "get", Resource: "secrets", Name: "tollgate-certs"}, false},
+		{authorizationv1.ResourceAttributes{Verb: "patch", Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations", Name: "someone-else"}, false},
+		{authorizationv1.ResourceAttributes{Verb: "list", Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}, false},
+		{authorizationv1.ResourceAttributes{Namespace: ns, Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Name: "kube-controller-manager"}, false},
+		{authorizationv1.ResourceAttributes{Namespace: "default", Verb: "create", Resource: "pods"}, false},
+		{authorizationv1.ResourceAttributes{Verb: "update", Resource: "namespaces", Name: "default"}, false},
+	}
+	for _, tt := range tests {
+		a := tt.attr
+		r, err := env.client.AuthorizationV1().SubjectAccessReviews().Create(context.Background(), &authorizationv1.SubjectAccessReview{
+			Spec: authorizationv1.SubjectAccessReviewSpec{User: sa, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns}, ResourceAttributes: &a},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status.Allowed != tt.want {
+			t.Errorf("%s %s/%s %q in %q: allowed=%v, want %v", a.Verb, a.Group, a.Resource, a.Name, a.Namespace, r.Status.Allowed, tt.want)
+		}
+	}
+}
+
+// TestRotationUnderLoad creates Pods through the Service while the leader
+// renews the serving certificate and rotates the CA: nothing may fail.
+func TestRotationUnderLoad(t *testing.T) {
+	ctx := context.Background()
+	if err := framework.EnsureNamespace(ctx, env.client, "e2e-load", map[string]string{"sidecar-injection": "enabled"}); err != nil {
+		t.Fatal(err)
+	}
+	serving, signing := map[string]bool{}, map[string]bool{}
+	maxBundle := 0
+	stop := make(chan struct{})
+	var watchers, workers sync.WaitGroup
+	watchers.Add(1)
+	go func() { // the Secret's history
+		defer watchers.Done()
+		for {
+			if sec, err := env.client.CoreV1().Secrets(ns).Get(ctx, "tollgate-certs", metav1.GetOptions{}); err == nil {
+				if c := certs.ParseBundle(sec.Data[certs.SecretTLSCert]); len(c) == 1 {
+					serving[c[0].SerialNumber.String()] = true
+				}
+				if c := certs.ParseBundle(sec.Data[certs.SecretCACert]); len(c) == 1 {
+					signing[c[0].SerialNumber.String()] = true
+				}
+				maxBundle = max(maxBundle, len(certs.ParseBundle(sec.Data[certs.SecretCABundle])))
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	var attempts, failures atomic.Int64
+	var firstErr atomic.Value
+	for w := range 2 {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				attempts.Add(1)
+				if err := createOne(ctx, fmt.Sprintf("w%d-%d", w, i), i%5 == 0); err != nil {
+					failures.Add(1)
+					firstErr.CompareAndSwap(nil, err)
+				}
+			}
+		}()
+	}
+	start := time.Now()
+	deadline := start.Add(90 * time.Second)
+	for time.Now().Before(deadline) && (len(signing) < 2 || len(serving) < 4) {
+		time.Sleep(500 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second) // load after the last change, too
+	close(stop)
+	workers.Wait()
+	watchers.Wait()
+	t.Logf("%s of load: %d creates, %d failed; serving certificates seen %d, signing CAs %d, largest CA bundle %d",
+		time.Since(start).Round(time.Second), attempts.Load(), failures.Load(), len(serving), len(signing), maxBundle)
+	if len(signing) < 2 || maxBundle < 2 {
+		t.Errorf("no CA rotation seen in 90s (signing CAs %d, largest bundle %d)", len(signing), maxBundle)
+	}
+	if len(serving) < 4 {
+		t.Errorf("only %d serving certificates seen", len(serving))
+	}
+	if failures.Load() != 0 {
+		t.Errorf("%d of %d creates failed; first: %v", failures.Load(), attempts.Load(), firstErr.Load())
+	}
+	if attempts.Load() < 100 {
+		t.Errorf("only %d creates: not a load", attempts.Load())
+	}
+	assertReplicasServeSecret(t)
+}
+
+// createOne creates a Pod that must be injected, or (bad) one that must be
+// denied; any other outcome is an error.
+func createOne(ctx context.Context, name string, bad bool) error {
+	labels := map[string]string{"environment": "dev"}
+	if bad {
+		labels = map[string]string{"environment": "qa"}
+	}
+	p, err := env.client.CoreV1().Pods("e2e-load").Create(ctx, framework.Pod(name, labels, nil), metav1.CreateOptions{})
+	if bad {
+		if err == nil || !strings.Contains(err.Error(), `got "qa"`) {
+			return fmt.Errorf("pod %s: want a denial, got %v", name, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if framework.Count(p.Spec.Containers, framework.IsSidecar) != 1 {
+		return fmt.Errorf("pod %s has no sidecar", name)
+	}
+	return nil
+}
+
+// assertReplicasServeSecret checks every live replica serves the Secret's
+// certificate, verified for the Service's name against the Secret's bundle.
+func assertReplicasServeSecret(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, r := range env.replicas {
+		if !alive(r) {
+			continue
+		}
+		for {
+			sec, err := env.client.CoreV1().Secrets(ns).Get(ctx, "tollgate-certs", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := certs.ParseBundle(sec.Data[certs.SecretTLSCert])[0].SerialNumber.String()
+			pool := x509.NewCertPool()
+			pool.AppendCertsFromPEM(sec.Data[certs.SecretCABundle])
+			conn, err := tls.Dial("tcp", net.JoinHostPort(env.hostIP, fmt.Sprint(r.port)), &tls.Config{RootCAs: pool, ServerName: serviceName + "." + ns + ".svc"})
+			got := ""
+			if err == nil {
+				got = conn.ConnectionState().PeerCertificates[0].SerialNumber.String()
+				conn.Close()
+			}
+			if got == want {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("replica %d serves %q (%v), the Secret holds %s", r.id, got, err, want)
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", env.replicas[0].metrics))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{
+		`tollgate_reviews_total{code="200",decision="patched",path="/mutate/nginx-sidecar"}`,
+		`tollgate_reviews_total{code="403",decision="denied",path="/validate/require-environment"}`,
+		`tollgate_review_duration_seconds_bucket{path="/validate/require-environment",le="0.0001"}`,
+		`tollgate_injections_total{policy="nginx-sidecar"}`,
+		`tollgate_certificate_expiry_timestamp_seconds{certificate="serving"}`,
+		`tollgate_policy_loads_total{result="success"} 1`,
+		"tollgate_leader ",
+		"tollgate_panics_total 0",
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// TestLeaderFailover kills the leader as a lost node would (no goodbye):
+// another replica must take the Lease, and then repair a configuration
+// deleted and one edited by hand.
+func TestLeaderFailover(t *testing.T) {
+	ctx := context.Background()
+	lease, err := env.client.CoordinationV1().Leases(ns).Get(ctx, "tollgate-leader", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := *lease.Spec.HolderIdentity
+	var leader *replica
+	for _, r := range env.replicas {
+		if strings.HasPrefix(old, fmt.Sprintf("replica-%d_", r.id)) {
+			leader = r
+		}
+	}
+	if leader == nil {
+		t.Fatalf("lease held by %q, no replica of ours", old)
+	}
+	killed := time.Now()
+	kill(leader, syscall.SIGKILL)
+	if err := removeEndpointSlice(leader); err != nil {
+		t.Fatal(err)
+	}
+	var holder string
+	for time.Since(killed) < 30*time.Second {
+		l, err := env.client.CoordinationV1().Leases(ns).Get(ctx, "tollgate-leader", metav1.GetOptions{})
+		if err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != old && *l.Spec.HolderIdentity != "" {
+			holder = *l.Spec.HolderIdentity
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	takeover := time.Since(killed)
+	if holder == "" {
+		t.Fatalf("no new leader 30s after the leader was killed")
+	}
+	t.Logf("leader %s killed; %s took over after %s (lease duration 4s)", old, holder, takeover.Round(10*time.Millisecond))
+
+	vwc := env.client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	if err := vwc.Delete(ctx, "tollgate", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	back := waitFor(t, 20*time.Second, func() bool {
+		_, err := vwc.Get(ctx, "tollgate", metav1.GetOptions{})
+		return err == nil
+	})
+	t.Logf("ValidatingWebhookConfiguration deleted by hand: back after %s", back.Round(10*time.Millisecond))
+
+	cfg, err := vwc.Get(ctx, "tollgate", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ignore := admissionregistrationv1.Ignore
+	cfg.Webhooks[0].FailurePolicy = &ignore
+	if _, err := vwc.Update(ctx, cfg, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	repaired := waitFor(t, 20*time.Second, func() bool {
+		c, err := vwc.Get(ctx, "tollgate", metav1.GetOptions{})
+		return err == nil && string(*c.Webhooks[0].FailurePolicy) == "Fail"
+	})
+	t.Logf("failurePolicy edited by hand: repaired after %s", repaired.Round(10*time.Millisecond))
+	if err := waitForWebhooks(30 * time.Second); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestUninstall(t *testing.T) {
+	stopAll()
+	out, err := runTollgate("uninstall", "--kubeconfig", env.adminKubeconfig)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "deleted MutatingWebhookConfiguration/tollgate") || !strings.Contains(out, "deleted ValidatingWebhookConfiguration/tollgate") {
+		t.Errorf("uninstall said:\n%s", out)
+	}
+	_, err = env.client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(context.Background(), "tollgate", metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("configuration still there: %v", err)
+	}
+}
+
+func waitFor(t *testing.T, timeout time.Duration, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > timeout {
+			t.Fatalf("condition not met within %s", timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+func runTollgate(args ...string) (string, error) {
+	out, err := exec.Command(env.bin, args...).CombinedOutput()
+	return string(out), err
+}
