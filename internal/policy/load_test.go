@@ -11,12 +11,14 @@ import (
 const header = "apiVersion: tollgate.dev/v1alpha1\nkind: Policy\n"
 
 func TestDefaultsAreTheExampleFile(t *testing.T) {
-	example, err := os.ReadFile("../../examples/seed-policies.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(example, DefaultsYAML()) {
-		t.Error("examples/seed-policies.yaml differs from the embedded defaults (internal/policy/defaults.yaml)")
+	for _, copy := range []string{"../../examples/seed-policies.yaml", "../../deploy/base/policies/seed-policies.yaml"} {
+		example, err := os.ReadFile(copy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(example, DefaultsYAML()) {
+			t.Errorf("%s differs from the embedded defaults (internal/policy/defaults.yaml)", copy)
+		}
 	}
 	set, err := LoadDefaults()
 	if err != nil {

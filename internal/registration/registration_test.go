@@ -106,3 +106,22 @@ func TestYAMLSkipsMissingConfigurations(t *testing.T) {
 		t.Errorf("output:\n%s", out)
 	}
 }
+
+func TestBuildCertManager(t *testing.T) {
+	m, v, err := Build(defaults(t), Options{Service: &Service{Name: "tollgate", Namespace: "tollgate-system"}, CAInjectFrom: "tollgate-system/tollgate-serving"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, meta := range []metav1.ObjectMeta{m.ObjectMeta, v.ObjectMeta} {
+		if meta.Annotations["cert-manager.io/inject-ca-from"] != "tollgate-system/tollgate-serving" {
+			t.Errorf("annotations %v", meta.Annotations)
+		}
+	}
+	if len(v.Webhooks[0].ClientConfig.CABundle) != 0 {
+		t.Error("caBundle set although cert-manager injects it")
+	}
+	out, _ := YAML(v)
+	if strings.Contains(string(out), "caBundle") {
+		t.Error("caBundle written: server-side apply would own the field cert-manager writes")
+	}
+}

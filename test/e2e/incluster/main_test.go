@@ -174,7 +174,7 @@ func startReplica(i int) error {
 	r.cmd = exec.Command(env.bin, "serve",
 		"--kubeconfig", env.saKubeconfig,
 		"--namespace", ns,
-		"--config", filepath.Join(framework.RepoRoot(), "deploy", "policies"),
+		"--config", filepath.Join(framework.RepoRoot(), "deploy", "base", "policies"),
 		"--cert-source", "self",
 		"--listen", net.JoinHostPort(env.hostIP, fmt.Sprint(port)),
 		"--metrics-listen", fmt.Sprintf("127.0.0.1:%d", mport),

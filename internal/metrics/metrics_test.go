@@ -1,0 +1,45 @@
+package metrics
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/jsonpatch"
+	"github.com/tollgate-dev/tollgate/internal/webhook"
+)
+
+func TestObserve(t *testing.T) {
+	m := New()
+	patched := admission.Patched(jsonpatch.Patch{jsonpatch.Add("/a", []byte(`1`))})
+	patched.Policies = []string{"nginx-sidecar"}
+	denied := admission.Denied("no")
+	denied.Policies = []string{"require-environment"}
+	m.Observe(webhook.Observation{Path: "/mutate/nginx-sidecar", Response: patched, Duration: 80 * time.Microsecond})
+	m.Observe(webhook.Observation{Path: "/validate/require-environment", Response: denied, Duration: 3 * time.Millisecond})
+	m.Observe(webhook.Observation{Path: "/validate/require-environment", Response: admission.Errored(errors.New("boom")), Panicked: true})
+	want := `
+# HELP tollgate_reviews_total Admission reviews answered, by path, decision (allowed, patched, denied) and status code.
+# TYPE tollgate_reviews_total counter
+tollgate_reviews_total{code="200",decision="patched",path="/mutate/nginx-sidecar"} 1
+tollgate_reviews_total{code="403",decision="denied",path="/validate/require-environment"} 1
+tollgate_reviews_total{code="500",decision="denied",path="/validate/require-environment"} 1
+`
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), "tollgate_reviews_total"); err != nil {
+		t.Error(err)
+	}
+	if got := testutil.ToFloat64(m.injections.WithLabelValues("nginx-sidecar")); got != 1 {
+		t.Errorf("injections = %v", got)
+	}
+	if got := testutil.ToFloat64(m.panics); got != 1 {
+		t.Errorf("panics = %v", got)
+	}
+	// One latency series per path.
+	if n, err := testutil.GatherAndCount(m.Registry, "tollgate_review_duration_seconds"); err != nil || n != 2 {
+		t.Errorf("latency series %d %v", n, err)
+	}
+}
