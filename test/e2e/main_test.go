@@ -128,6 +128,7 @@ func startTollgate(work string) error {
 		"--namespace", ownNamespace,
 		"--cert-reload-interval", "200ms",
 	)
+	cluster.tollgate.Env = framework.ProcessEnv()
 	cluster.tollgate.Stdout, cluster.tollgate.Stderr = logf, logf
 	if err := cluster.tollgate.Start(); err != nil {
 		return err

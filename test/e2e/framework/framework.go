@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -114,3 +115,16 @@ func Count[T any](items []T, pred func(T) bool) int {
 
 // IsSidecar tells whether c is the seed policy's sidecar.
 func IsSidecar(c corev1.Container) bool { return c.Name == "sidecar-nginx" }
+
+// ProcessEnv is this process's environment without KUBERNETES_SERVICE_HOST,
+// so a tollgate started by a test never mistakes the machine it runs on
+// (which may itself be a Pod) for the cluster under test.
+func ProcessEnv(extra ...string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "KUBERNETES_SERVICE_HOST=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, extra...)
+}

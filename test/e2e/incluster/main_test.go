@@ -188,7 +188,7 @@ func startReplica(i int) error {
 		"--lease-retry-period", "500ms",
 		"--registration-resync", "5s",
 	)
-	r.cmd.Env = append(os.Environ(), fmt.Sprintf("POD_NAME=replica-%d", i))
+	r.cmd.Env = framework.ProcessEnv(fmt.Sprintf("POD_NAME=replica-%d", i))
 	r.cmd.Stdout, r.cmd.Stderr = logf, logf
 	if err := r.cmd.Start(); err != nil {
 		return err
