@@ -73,9 +73,10 @@ func Decode(body []byte) (*Review, error) {
 // of the given version.
 func Encode(apiVersion, uid string, resp Response) ([]byte, error) {
 	out := &admissionv1.AdmissionResponse{
-		UID:      types.UID(uid),
-		Allowed:  resp.Allowed,
-		Warnings: resp.Warnings,
+		UID:              types.UID(uid),
+		Allowed:          resp.Allowed,
+		Warnings:         resp.Warnings,
+		AuditAnnotations: resp.AuditAnnotations,
 	}
 	if !resp.Allowed || resp.Code != 0 || resp.Message != "" {
 		out.Result = &metav1.Status{

@@ -16,6 +16,8 @@ type Response struct {
 	Message  string
 	Patch    jsonpatch.Patch
 	Warnings []string
+	// AuditAnnotations are recorded by the apiserver in the audit event.
+	AuditAnnotations map[string]string
 	// Policies names the policies that acted on the request (denied it, or
 	// changed it), for the review log.
 	Policies []string

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/manifest"
 	"github.com/tollgate-dev/tollgate/internal/policy"
@@ -60,13 +62,13 @@ spec:
 }
 
 func benchEngine(t testing.TB) *engine.Engine {
-	return engine.New(twentyPolicies(t), engine.Options{Namespaces: func(ns string) (map[string]string, bool) {
+	return engine.New(twentyPolicies(t), engine.Options{Namespaces: func(ns string) (*corev1.Namespace, bool) {
 		// ns-0 .. ns-3 enable one injection label each.
 		var i int
 		if _, err := fmt.Sscanf(ns, "ns-%d", &i); err != nil || i > 3 {
 			return nil, false
 		}
-		return map[string]string{fmt.Sprintf("inject-%d", i): "enabled"}, true
+		return engine.NamespaceOf(ns, map[string]string{fmt.Sprintf("inject-%d", i): "enabled"}), true
 	}})
 }
 

@@ -1,9 +1,13 @@
 package cli
 
 import (
+	corev1 "k8s.io/api/core/v1"
+
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/tollgate-dev/tollgate/internal/engine"
 
 	"sigs.k8s.io/yaml"
 
@@ -13,9 +17,9 @@ import (
 // namespaceIndex holds the namespace labels given on the command line.
 type namespaceIndex map[string]map[string]string
 
-func (n namespaceIndex) lookup(name string) (map[string]string, bool) {
+func (n namespaceIndex) lookup(name string) (*corev1.Namespace, bool) {
 	l, ok := n[name]
-	return l, ok
+	return engine.NamespaceOf(name, l), ok
 }
 
 // namespaceIndex reads --namespace-labels and --namespaces. Every namespace

@@ -104,7 +104,7 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 			return err
 		}
 		srvCfg.Certificates = store
-		engOpts.Namespaces = cl.namespaceLabels
+		engOpts.Namespaces = cl.namespace
 		srvCfg.ReadyChecks = cl.readyChecks
 	case certSourceFiles, certSourceCertManager:
 		certFile, keyFile, err := o.certificateFiles(log)
@@ -121,7 +121,7 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 			if err := cl.startWithFiles(ctx, group, set, o, source, log, met); err != nil {
 				return err
 			}
-			engOpts.Namespaces = cl.namespaceLabels
+			engOpts.Namespaces = cl.namespace
 			srvCfg.ReadyChecks = cl.readyChecks
 		}
 	default:

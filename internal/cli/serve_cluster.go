@@ -8,6 +8,8 @@ import (
 	"os"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/spf13/pflag"
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/informers"
@@ -103,13 +105,13 @@ func (c *clusterOptions) connect(required bool) (*clusterConn, error) {
 	return &clusterConn{client: client}, nil
 }
 
-// namespaceLabels serves engine.Options.Namespaces from the informer.
-func (cl *clusterConn) namespaceLabels(name string) (map[string]string, bool) {
+// namespace serves engine.Options.Namespaces from the informer.
+func (cl *clusterConn) namespace(name string) (*corev1.Namespace, bool) {
 	ns, err := cl.namespaces.Get(name)
 	if err != nil {
 		return nil, false
 	}
-	return ns.Labels, true
+	return ns, true
 }
 
 // watchNamespaces starts the namespace informer; /readyz waits for it.

@@ -6,14 +6,30 @@ package engine
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
-// NamespaceLabels returns the labels of a namespace, and whether it is known.
-type NamespaceLabels func(namespace string) (map[string]string, bool)
+// Namespaces returns a namespace, and whether it is known.
+type Namespaces func(name string) (*corev1.Namespace, bool)
+
+// NamespaceOf is a namespace the engine knows only by name, as the apiserver
+// labels every namespace with kubernetes.io/metadata.name.
+func NamespaceOf(name string, labels map[string]string) *corev1.Namespace {
+	l := map[string]string{"kubernetes.io/metadata.name": name}
+	for k, v := range labels {
+		l[k] = v
+	}
+	return &corev1.Namespace{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l},
+	}
+}
 
 // Options configure an Engine.
 type Options struct {
@@ -24,14 +40,14 @@ type Options struct {
 	// itself. Without it they are the apiserver's to apply, as it does before
 	// calling a webhook. A namespace it does not know has only the label
 	// kubernetes.io/metadata.name, as the apiserver gives every namespace.
-	Namespaces NamespaceLabels
+	Namespaces Namespaces
 }
 
 // Engine holds a policy set and the namespaces no policy may touch.
 type Engine struct {
 	set        *policy.Set
 	excluded   sets.Set[string]
-	namespaces NamespaceLabels
+	namespaces Namespaces
 }
 
 // New returns an engine for the set.
@@ -62,7 +78,7 @@ func (e *Engine) Review(ctx context.Context, g *policy.Group, req *admission.Req
 }
 
 // Evaluate decides a request and says what each of the group's policies made of it.
-func (e *Engine) Evaluate(_ context.Context, g *policy.Group, req *admission.Request) Evaluation {
+func (e *Engine) Evaluate(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
 	if e.excluded.Has(req.Namespace) {
 		return skipAll(g, "namespace "+req.Namespace+" is exempt")
 	}
@@ -72,7 +88,7 @@ func (e *Engine) Evaluate(_ context.Context, g *policy.Group, req *admission.Req
 	if g.Action == policy.ActionMutate {
 		return e.mutate(g, req)
 	}
-	return e.validate(g, req)
+	return e.validate(ctx, g, req)
 }
 
 // matching splits the group's policies into those that concern the request
@@ -87,11 +103,8 @@ func (e *Engine) matching(g *policy.Group, req *admission.Request, labels, oldLa
 		OldLabels:   oldLabels,
 	}
 	var nsLabels map[string]string
-	if e.namespaces != nil && req.Namespace != "" {
-		var ok bool
-		if nsLabels, ok = e.namespaces(req.Namespace); !ok {
-			nsLabels = map[string]string{"kubernetes.io/metadata.name": req.Namespace}
-		}
+	if ns := e.namespace(req.Namespace); ns != nil {
+		nsLabels = ns.Labels
 	}
 	var out []*policy.Policy
 	var skipped []Result
@@ -106,6 +119,18 @@ func (e *Engine) matching(g *policy.Group, req *admission.Request, labels, oldLa
 		}
 	}
 	return out, skipped
+}
+
+// namespace returns the request's namespace object when the engine knows
+// namespaces, nil otherwise or for cluster-scoped requests.
+func (e *Engine) namespace(name string) *corev1.Namespace {
+	if e.namespaces == nil || name == "" {
+		return nil
+	}
+	if ns, ok := e.namespaces(name); ok {
+		return ns
+	}
+	return NamespaceOf(name, nil)
 }
 
 func names(ps []*policy.Policy) []string {

@@ -1,53 +1,185 @@
 package engine
 
 import (
+	"context"
+	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 	"github.com/tollgate-dev/tollgate/internal/validation"
+	corev1 "k8s.io/api/core/v1"
 )
 
-// validate runs a group's label policies. They check what is created or
-// updated; deleting or connecting to an object is never refused by labels.
-func (e *Engine) validate(g *policy.Group, req *admission.Request) Evaluation {
-	if req.Operation != admission.Create && req.Operation != admission.Update {
-		return skipAll(g, "label policies do not check "+string(req.Operation))
-	}
-	obj, err := decodeMeta(req.Object)
+// MaxWarningLength bounds each warning: the apiserver shows warnings as
+// HTTP 299 headers, and kubectl prints them on one line.
+const MaxWarningLength = 120
+
+// verdict is what one policy found in one request.
+type verdict struct {
+	skipped  bool
+	problems []string
+	reason   string
+	err      error
+}
+
+// validate runs a group's validating policies: label rules on CREATE and
+// UPDATE, CEL expressions on whatever operations the policy matches.
+func (e *Engine) validate(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
+	in, err := newInput(req)
 	if err != nil {
 		return errorAll(g, admission.BadRequest(err))
 	}
-	var oldLabels map[string]string
-	if req.Operation == admission.Update && len(req.OldObject) > 0 {
-		old, err := decodeMeta(req.OldObject)
-		if err != nil {
-			return errorAll(g, admission.BadRequest(err))
-		}
-		oldLabels = old.Metadata.Labels
-		if oldLabels == nil {
-			oldLabels = map[string]string{}
-		}
-	}
-	policies, results := e.matching(g, req, obj.Metadata.Labels, oldLabels)
-	subject := validation.Subject{Kind: req.Kind.Kind, Name: firstNonEmpty(obj.Metadata.Name, req.Name), GenerateName: obj.Metadata.GenerateName}
-	var messages []string
+	policies, results := e.matching(g, req, in.labels, in.oldLabels)
+	ns := e.namespace(req.Namespace)
+	var denials, warnings []string
+	var code int32
+	audit := map[string]string{}
 	for _, p := range policies {
-		problems := validation.CheckLabels(p.Spec.Validate, obj.Metadata.Labels)
-		if len(problems) == 0 {
-			results = append(results, Result{Policy: p.Name(), Outcome: Pass})
-			continue
+		subject, v := e.judge(ctx, p, req, in, ns)
+		r := Result{Policy: p.Name(), Outcome: Pass}
+		switch {
+		case v.skipped:
+			r.Outcome, r.Message = Skip, "a condition is false"
+		case v.err != nil && p.Spec.FailurePolicy == policy.Ignore:
+			r.Outcome, r.Message = Error, fmt.Sprintf("could not be evaluated (failurePolicy Ignore): %v", v.err)
+		case v.err != nil:
+			r.Outcome, r.Message = Fail, fmt.Sprintf("%s: policy %s could not be evaluated: %v", subject, p.Name(), v.err)
+			denials = append(denials, r.Message)
+			code = firstCode(code, http.StatusForbidden)
+		case len(v.problems) > 0:
+			msg := fmt.Sprintf("%s violates policy %s: %s", subject, p.Name(), strings.Join(v.problems, "; "))
+			switch p.Spec.Validate.Action {
+			case policy.Warn:
+				r.Outcome, r.Message = Warn, msg
+				warnings = append(warnings, bound(p.Name()+": "+strings.Join(v.problems, "; "), MaxWarningLength))
+			case policy.Audit:
+				r.Outcome, r.Message = Warn, "audit: "+msg
+				audit[auditKey(p.Name())] = msg
+			default:
+				r.Outcome, r.Message = Fail, msg
+				denials = append(denials, msg)
+				code = firstCode(code, codeOf(v.reason))
+			}
 		}
-		msg := validation.Explain(subject, p, problems)
-		messages = append(messages, msg)
-		results = append(results, Result{Policy: p.Name(), Outcome: Fail, Message: msg})
+		results = append(results, r)
 	}
 	resp := admission.Allowed()
-	if len(messages) > 0 {
-		resp = admission.Denied(strings.Join(messages, "; "))
+	if len(denials) > 0 {
+		resp = admission.Denied(strings.Join(denials, "; "))
+		resp.Code, resp.Reason = code, reasonName(code)
+	}
+	resp.Warnings = warnings
+	if len(audit) > 0 {
+		resp.AuditAnnotations = audit
 	}
 	resp.Policies = names(policies)
 	return Evaluation{Response: resp, Results: results}
+}
+
+// judge evaluates one policy on the request, or on the Pod template of a
+// Pod controller when the policy checks those.
+func (e *Engine) judge(ctx context.Context, p *policy.Policy, req *admission.Request, in *input, ns *corev1.Namespace) (validation.Subject, verdict) {
+	subject := validation.Subject{Kind: req.Kind.Kind, Name: firstNonEmpty(in.meta.Metadata.Name, req.Name), GenerateName: in.meta.Metadata.GenerateName}
+	labels := in.labels
+	celIn := func() (*cel.Input, error) { return in.cel(req, ns) }
+	if p.Spec.Match.PodControllers && policy.IsPodController(req.Resource.GroupResource()) {
+		subject.Kind += " (pod template of)"
+		tmpl, err := in.podTemplate(req, ns)
+		if err != nil {
+			return subject, verdict{err: err}
+		}
+		labels = tmpl.labels
+		celIn = func() (*cel.Input, error) { return tmpl.celInput, nil }
+	}
+	var v verdict
+	if prog := p.Program(); prog != nil {
+		ci, err := celIn()
+		if err != nil {
+			return subject, verdict{err: err}
+		}
+		out := prog.Evaluate(ctx, ci)
+		switch {
+		case out.Err != nil:
+			return subject, verdict{err: out.Err}
+		case out.Skipped:
+			return subject, verdict{skipped: true}
+		}
+		for _, viol := range out.Violations {
+			v.problems = append(v.problems, viol.Message)
+			if v.reason == "" {
+				v.reason = viol.Reason
+			}
+		}
+	}
+	if rules := p.Spec.Validate; len(rules.Labels) > 0 && (req.Operation == admission.Create || req.Operation == admission.Update) {
+		if problems := validation.CheckLabels(rules, labels); len(problems) > 0 {
+			if rules.Message != "" {
+				problems = []string{rules.Message}
+			}
+			v.problems = append(v.problems, problems...)
+		}
+	}
+	return subject, v
+}
+
+// codeOf maps a rule's reason to the HTTP status a ValidatingAdmissionPolicy
+// would answer with; label rules and unknown reasons are Forbidden.
+func codeOf(reason string) int32 {
+	switch reason {
+	case "Invalid":
+		return http.StatusUnprocessableEntity
+	case "Unauthorized":
+		return http.StatusUnauthorized
+	case "RequestEntityTooLarge":
+		return http.StatusRequestEntityTooLarge
+	default:
+		return http.StatusForbidden
+	}
+}
+
+func reasonName(code int32) string {
+	switch code {
+	case http.StatusUnprocessableEntity:
+		return "Invalid"
+	case http.StatusUnauthorized:
+		return "Unauthorized"
+	case http.StatusRequestEntityTooLarge:
+		return "RequestEntityTooLarge"
+	default:
+		return "Forbidden"
+	}
+}
+
+func firstCode(cur, next int32) int32 {
+	if cur != 0 {
+		return cur
+	}
+	return next
+}
+
+// bound cuts s to n bytes at a rune boundary, marking the cut.
+func bound(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("...")
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// auditKey is a valid audit annotation key for a policy: at most 63 bytes.
+func auditKey(name string) string {
+	if len(name) > 63 {
+		return strings.TrimRight(name[:63], ".-")
+	}
+	return name
 }
 
 func firstNonEmpty(a, b string) string {

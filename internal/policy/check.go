@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"regexp"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -70,6 +72,7 @@ func (m *Match) check(path *field.Path) field.ErrorList {
 	if m.ObjectSelector != nil {
 		errs = append(errs, metav1validation.ValidateLabelSelector(m.ObjectSelector, opts, path.Child("objectSelector"))...)
 	}
+	errs = append(errs, checkNamedExpressions(path.Child("conditions"), m.Conditions)...)
 	for i, ns := range m.ExcludeNamespaces {
 		for _, msg := range validation.IsDNS1123Label(ns) {
 			errs = append(errs, field.Invalid(path.Child("excludeNamespaces").Index(i), ns, msg))
@@ -80,8 +83,19 @@ func (m *Match) check(path *field.Path) field.ErrorList {
 
 func (v *Validate) check(path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if len(v.Labels) == 0 {
-		errs = append(errs, field.Required(path.Child("labels"), "name at least one label to require"))
+	if len(v.Labels) == 0 && len(v.Expressions) == 0 {
+		errs = append(errs, field.Required(path, "name labels to require or CEL expressions to check"))
+	}
+	switch v.Action {
+	case "", Deny, Warn, Audit:
+	default:
+		errs = append(errs, field.NotSupported(path.Child("action"), v.Action, []ValidateAction{Deny, Warn, Audit}))
+	}
+	errs = append(errs, checkNamedExpressions(path.Child("variables"), v.Variables)...)
+	for i, e := range v.Expressions {
+		if e.Expression == "" {
+			errs = append(errs, field.Required(path.Child("expressions").Index(i).Child("expression"), ""))
+		}
 	}
 	seen := sets.New[string]()
 	for i, rule := range v.Labels {
@@ -142,6 +156,31 @@ func (in *Inject) check(path *field.Path) field.ErrorList {
 	return errs
 }
 
+// checkNamedExpressions checks conditions and variables: each has a name
+// that is a CEL identifier, unique, and an expression.
+func checkNamedExpressions(path *field.Path, list []NamedExpression) field.ErrorList {
+	var errs field.ErrorList
+	seen := sets.New[string]()
+	for i, ne := range list {
+		p := path.Index(i)
+		switch {
+		case ne.Name == "":
+			errs = append(errs, field.Required(p.Child("name"), ""))
+		case !celIdentifier.MatchString(ne.Name):
+			errs = append(errs, field.Invalid(p.Child("name"), ne.Name, "must be a CEL identifier: a letter or _, then letters, digits or _"))
+		case seen.Has(ne.Name):
+			errs = append(errs, field.Duplicate(p.Child("name"), ne.Name))
+		}
+		seen.Insert(ne.Name)
+		if ne.Expression == "" {
+			errs = append(errs, field.Required(p.Child("expression"), ""))
+		}
+	}
+	return errs
+}
+
+var celIdentifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
 func checkName(path *field.Path, name string, seen sets.Set[string]) field.ErrorList {
 	if name == "" {
 		return field.ErrorList{field.Required(path, "")}
@@ -161,6 +200,12 @@ func checkName(path *field.Path, name string, seen sets.Set[string]) field.Error
 // be added when a Pod is created, never by an update.
 func checkInjectMatch(m *Match, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
+	if len(m.Conditions) > 0 {
+		errs = append(errs, field.Forbidden(path.Child("conditions"), "not supported for injection policies yet"))
+	}
+	if m.PodControllers {
+		errs = append(errs, field.Forbidden(path.Child("podControllers"), "injection applies to Pods as they are created"))
+	}
 	for i, r := range m.Resources {
 		if gr, err := parseResource(r); err == nil && (gr.Group != "" || gr.Resource != "pods") {
 			errs = append(errs, field.NotSupported(path.Child("resources").Index(i), r, []string{"pods"}))

@@ -9,6 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tollgate-dev/tollgate/internal/cel"
 )
 
 // compiled is what load time derives from a policy so that no request pays for it.
@@ -19,7 +22,12 @@ type compiled struct {
 	nsSelector     labels.Selector
 	excluded       sets.Set[string]
 	injection      *Injection
+	// program is the compiled CEL of the policy: conditions and expressions.
+	program *cel.Program
 }
+
+// Program returns the policy's compiled CEL, nil when it has none.
+func (p *Policy) Program() *cel.Program { return p.compiled.program }
 
 // Item is one thing an injection policy adds, encoded once at load time:
 // JSON for the patch, and its generic form to compare with what a Pod has.
@@ -40,7 +48,7 @@ type Injection struct {
 // Injection returns the encoded items of an injection policy, nil for others.
 func (p *Policy) Injection() *Injection { return p.compiled.injection }
 
-func (p *Policy) compile() error {
+func (p *Policy) compile() field.ErrorList {
 	m := &p.Spec.Match
 	if len(m.Operations) == 0 {
 		m.Operations = []string{"CREATE", "UPDATE"}
@@ -52,20 +60,15 @@ func (p *Policy) compile() error {
 		p.Spec.FailurePolicy = Fail
 	}
 	c := compiled{operations: sets.New(m.Operations...), excluded: sets.New(m.ExcludeNamespaces...)}
-	for _, r := range m.Resources {
-		gr, err := parseResource(r)
-		if err != nil {
-			return err
-		}
-		c.resources = append(c.resources, gr)
-	}
+	c.resources = m.GroupResources()
+	matchPath := field.NewPath("spec", "match")
 	sel, err := selector(m.ObjectSelector)
 	if err != nil {
-		return fmt.Errorf("spec.match.objectSelector: %w", err)
+		return field.ErrorList{field.Invalid(matchPath.Child("objectSelector"), m.ObjectSelector, err.Error())}
 	}
 	c.objectSelector = sel
 	if c.nsSelector, err = selector(m.NamespaceSelector); err != nil {
-		return fmt.Errorf("spec.match.namespaceSelector: %w", err)
+		return field.ErrorList{field.Invalid(matchPath.Child("namespaceSelector"), m.NamespaceSelector, err.Error())}
 	}
 	if in := p.Spec.Inject; in != nil {
 		c.injection = &Injection{}
@@ -83,14 +86,55 @@ func (p *Policy) compile() error {
 			for i := range step.n {
 				item, err := NewItem(step.name(i), step.value(i))
 				if err != nil {
-					return err
+					return field.ErrorList{field.InternalError(field.NewPath("spec", "inject"), err)}
 				}
 				*step.dst = append(*step.dst, item)
 			}
 		}
 	}
+	prog, errs := p.compileCEL()
+	if len(errs) > 0 {
+		return errs
+	}
+	c.program = prog
 	p.compiled = c
 	return nil
+}
+
+// GroupResources are the resources the match names (checked by check, so
+// parsing cannot fail here), and the Pod controllers with podControllers.
+func (m *Match) GroupResources() []schema.GroupResource {
+	var out []schema.GroupResource
+	for _, r := range m.Resources {
+		if gr, err := parseResource(r); err == nil {
+			out = append(out, gr)
+		}
+	}
+	if m.PodControllers {
+		out = append(out, PodControllers...)
+	}
+	return out
+}
+
+// compileCEL compiles the policy's conditions, variables and expressions.
+func (p *Policy) compileCEL() (*cel.Program, field.ErrorList) {
+	v := p.Spec.Validate
+	if len(p.Spec.Match.Conditions) == 0 && (v == nil || len(v.Expressions) == 0) {
+		return nil, nil
+	}
+	spec := cel.Spec{Name: p.Name()}
+	for _, c := range p.Spec.Match.Conditions {
+		spec.Conditions = append(spec.Conditions, cel.NamedExpression{Name: c.Name, Expression: c.Expression})
+	}
+	if v != nil {
+		for _, vr := range v.Variables {
+			spec.Variables = append(spec.Variables, cel.NamedExpression{Name: vr.Name, Expression: vr.Expression})
+		}
+		for _, e := range v.Expressions {
+			spec.Validations = append(spec.Validations, cel.Validation{Expression: e.Expression, Message: e.Message, MessageExpression: e.MessageExpression, Reason: e.Reason})
+		}
+	}
+	return cel.Compile(spec, field.NewPath("spec", "validate"))
 }
 
 // NewItem encodes v as an injection item named name.
@@ -106,16 +150,23 @@ func NewItem(name string, v any) (Item, error) {
 	return Item{Name: name, JSON: js, Generic: generic}, nil
 }
 
-// parseResource reads "pods" or "group/resource".
+// parseResource reads "pods", "group/resource", "resource.group" or "*"
+// ("*" also as the group or the resource: "apps/*", "*.apps").
 func parseResource(s string) (schema.GroupResource, error) {
-	group, resource, found := strings.Cut(s, "/")
-	if !found {
-		group, resource = "", s
+	var gr schema.GroupResource
+	switch group, resource, slash := strings.Cut(s, "/"); {
+	case s == "*":
+		gr = schema.GroupResource{Group: "*", Resource: "*"}
+	case slash:
+		gr = schema.GroupResource{Group: group, Resource: resource}
+	default:
+		resource, group, _ := strings.Cut(s, ".")
+		gr = schema.GroupResource{Group: group, Resource: resource}
 	}
-	if resource == "" || strings.Contains(resource, "/") || resource != strings.ToLower(resource) {
-		return schema.GroupResource{}, fmt.Errorf("want a lower-case plural resource, e.g. pods or apps/deployments")
+	if gr.Resource == "" || strings.Contains(gr.Resource, "/") || gr.Resource != strings.ToLower(gr.Resource) {
+		return schema.GroupResource{}, fmt.Errorf("want a lower-case plural resource: pods, deployments.apps, apps/deployments or *")
 	}
-	return schema.GroupResource{Group: group, Resource: resource}, nil
+	return gr, nil
 }
 
 // selector converts a label selector; nil selects everything, as in a webhook.

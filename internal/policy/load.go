@@ -107,8 +107,10 @@ func Parse(file string, data []byte) ([]*Policy, error) {
 			}
 			continue
 		}
-		if err := p.compile(); err != nil {
-			errs = append(errs, fmt.Errorf("%s: policy %q: %w", src, p.Name(), err))
+		if errList := p.compile(); len(errList) > 0 {
+			for _, fe := range errList {
+				errs = append(errs, fmt.Errorf("%s: policy %q: %w", src, p.Name(), fe))
+			}
 			continue
 		}
 		policies = append(policies, p)

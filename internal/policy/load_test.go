@@ -90,7 +90,7 @@ func TestParseRejects(t *testing.T) {
 func TestParseReportsEveryProblem(t *testing.T) {
 	doc := header + "metadata: {name: \"\"}\nspec:\n  match: {resources: [], operations: [NOPE]}\n  validate: {labels: []}\n"
 	_, err := Parse("p.yaml", []byte(doc))
-	for _, w := range []string{"metadata.name", "spec.match.resources", "spec.match.operations[0]", "spec.validate.labels"} {
+	for _, w := range []string{"metadata.name", "spec.match.resources", "spec.match.operations[0]", "spec.validate: Required value"} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("error %v lacks %s", err, w)
 		}

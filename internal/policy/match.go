@@ -29,14 +29,7 @@ func (p *Policy) Matches(t *Target) bool {
 	if !c.operations.Has(t.Operation) && !c.operations.Has("*") {
 		return false
 	}
-	resourceOK := false
-	for _, gr := range c.resources {
-		if gr == t.Resource {
-			resourceOK = true
-			break
-		}
-	}
-	if !resourceOK {
+	if !p.MatchesResource(t.Resource) {
 		return false
 	}
 	// Like the apiserver: the object selector matches if either version matches.
@@ -49,4 +42,32 @@ func (p *Policy) Matches(t *Target) bool {
 // itself only where it knows namespace labels (offline checks).
 func (p *Policy) MatchesNamespace(nsLabels map[string]string) bool {
 	return p.compiled.nsSelector.Matches(labels.Set(nsLabels))
+}
+
+// MatchesResource tells whether the policy names the resource, wildcards
+// included, or it is a Pod controller and the policy checks their templates.
+func (p *Policy) MatchesResource(r schema.GroupResource) bool {
+	for _, gr := range p.compiled.resources {
+		if (gr.Group == "*" || gr.Group == r.Group) && (gr.Resource == "*" || gr.Resource == r.Resource) {
+			return true
+		}
+	}
+	return p.Spec.Match.PodControllers && IsPodController(r)
+}
+
+// PodControllers are the resources whose Pod templates podControllers checks.
+var PodControllers = []schema.GroupResource{
+	{Group: "apps", Resource: "deployments"}, {Group: "apps", Resource: "replicasets"},
+	{Group: "apps", Resource: "statefulsets"}, {Group: "apps", Resource: "daemonsets"},
+	{Group: "batch", Resource: "jobs"}, {Group: "batch", Resource: "cronjobs"},
+}
+
+// IsPodController tells whether r holds a Pod template.
+func IsPodController(r schema.GroupResource) bool {
+	for _, pc := range PodControllers {
+		if pc == r {
+			return true
+		}
+	}
+	return false
 }

@@ -64,13 +64,50 @@ type Match struct {
 	ObjectSelector    *metav1.LabelSelector `json:"objectSelector,omitempty"`
 	// ExcludeNamespaces are left alone in addition to the built-in exclusions.
 	ExcludeNamespaces []string `json:"excludeNamespaces,omitempty"`
+	// Conditions are CEL expressions, like a webhook's matchConditions: all
+	// must be true, else the policy is skipped.
+	Conditions []NamedExpression `json:"conditions,omitempty"`
+	// PodControllers makes a policy about Pods check the Pod templates of
+	// Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs and CronJobs.
+	PodControllers bool `json:"podControllers,omitempty"`
 }
 
-// Validate is a label policy: every matched object must carry the labels.
+// NamedExpression is a named CEL expression: a condition or a variable.
+type NamedExpression struct {
+	Name       string `json:"name"`
+	Expression string `json:"expression"`
+}
+
+// Expression is a CEL rule, as in a ValidatingAdmissionPolicy's validations.
+type Expression struct {
+	Expression        string `json:"expression"`
+	Message           string `json:"message,omitempty"`
+	MessageExpression string `json:"messageExpression,omitempty"`
+	Reason            string `json:"reason,omitempty"`
+}
+
+// ValidateAction is what a violated validation does.
+type ValidateAction string
+
+// The actions of a validation.
+const (
+	// Deny refuses the request with the message.
+	Deny ValidateAction = "Deny"
+	// Warn allows it, with the message as a warning the user sees.
+	Warn ValidateAction = "Warn"
+	// Audit allows it, with the message as an audit annotation and a log line.
+	Audit ValidateAction = "Audit"
+)
+
+// Validate checks matched objects: required labels, CEL expressions, or both.
 type Validate struct {
-	Labels []LabelRule `json:"labels"`
-	// Message replaces the default explanation of a violation.
-	Message string `json:"message,omitempty"`
+	// Action is Deny (default), Warn or Audit.
+	Action ValidateAction `json:"action,omitempty"`
+	Labels []LabelRule    `json:"labels,omitempty"`
+	// Message replaces the default explanation of a label violation.
+	Message     string            `json:"message,omitempty"`
+	Variables   []NamedExpression `json:"variables,omitempty"`
+	Expressions []Expression      `json:"expressions,omitempty"`
 }
 
 // LabelRule requires a label; with Values, one of those values.

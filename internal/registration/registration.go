@@ -169,17 +169,13 @@ func rules(m *policy.Match) []admissionregistrationv1.RuleWithOperations {
 	}
 	scope := admissionregistrationv1.AllScopes
 	var out []admissionregistrationv1.RuleWithOperations
-	for _, r := range m.Resources {
-		group, resource, found := strings.Cut(r, "/")
-		if !found {
-			group, resource = "", r
-		}
+	for _, gr := range m.GroupResources() {
 		out = append(out, admissionregistrationv1.RuleWithOperations{
 			Operations: ops,
 			Rule: admissionregistrationv1.Rule{
-				APIGroups:   []string{group},
+				APIGroups:   []string{gr.Group},
 				APIVersions: []string{"*"},
-				Resources:   []string{resource},
+				Resources:   []string{gr.Resource},
 				Scope:       &scope,
 			},
 		})

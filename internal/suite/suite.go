@@ -5,6 +5,7 @@ package suite
 
 import (
 	"context"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -138,16 +141,9 @@ func (s *Suite) Run(ctx context.Context) ([]Check, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng := engine.New(set, engine.Options{Namespaces: func(ns string) (map[string]string, bool) {
+	eng := engine.New(set, engine.Options{Namespaces: func(ns string) (*corev1.Namespace, bool) {
 		l, ok := s.Namespaces[ns]
-		if !ok {
-			return nil, false
-		}
-		out := map[string]string{"kubernetes.io/metadata.name": ns}
-		for k, v := range l {
-			out[k] = v
-		}
-		return out, true
+		return engine.NamespaceOf(ns, l), ok
 	}})
 	findings := check.Run(ctx, eng, objs, check.Options{Operation: operation(s.Operation)})
 	byResource := map[string][]*check.Finding{}

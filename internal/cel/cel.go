@@ -1,0 +1,181 @@
+// Package cel compiles and evaluates tollgate's CEL policies with the
+// Kubernetes apiserver's own CEL libraries and ValidatingAdmissionPolicy
+// validator: the same environment (lists, regex, url, quantity, ip, cidr,
+// format, ...), the same variables (object, oldObject, request,
+// namespaceObject, variables) and the same cost limits, so an expression
+// means here exactly what it means in a ValidatingAdmissionPolicy.
+// Everything is compiled once, when policies load.
+package cel
+
+import (
+	"context"
+	"fmt"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	k8sadmission "k8s.io/apiserver/pkg/admission"
+	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/cel/environment"
+)
+
+// Spec is the CEL part of a policy.
+type Spec struct {
+	// Name is the policy's, for messages.
+	Name        string
+	Conditions  []NamedExpression
+	Variables   []NamedExpression
+	Validations []Validation
+}
+
+// NamedExpression is a match condition or a variable.
+type NamedExpression struct {
+	Name       string
+	Expression string
+}
+
+// Validation is one rule, as in a ValidatingAdmissionPolicy.
+type Validation struct {
+	Expression        string
+	Message           string
+	MessageExpression string
+	Reason            string
+}
+
+// Program is a compiled Spec.
+type Program struct {
+	conditions matchconditions.Matcher
+	validator  validating.Validator
+}
+
+var fail = admissionregistrationv1.Fail
+
+// Compile compiles every expression of spec, reporting each that does not
+// compile with its field path (under path) and the compiler's message.
+func Compile(spec Spec, path *field.Path) (*Program, field.ErrorList) {
+	compiler, err := plugincel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(path, err)}
+	}
+	// authorizer is declared as in a ValidatingAdmissionPolicy; tollgate binds
+	// none yet, so an expression using it fails at evaluation (failurePolicy).
+	decls := plugincel.OptionalVariableDeclarations{HasAuthorizer: true}
+	var errs field.ErrorList
+	for i, v := range spec.Variables {
+		res := compiler.CompileAndStoreVariable(&validating.Variable{Name: v.Name, Expression: v.Expression}, decls, environment.StoredExpressions)
+		if res.Error != nil {
+			errs = append(errs, field.Invalid(path.Child("variables").Index(i).Child("expression"), v.Expression, res.Error.Detail))
+		}
+	}
+	compile := func(accessors []plugincel.ExpressionAccessor, what string, d plugincel.OptionalVariableDeclarations) plugincel.ConditionEvaluator {
+		ev := compiler.CompileCondition(accessors, d, environment.StoredExpressions)
+		for _, e := range ev.CompilationErrors() {
+			errs = append(errs, field.Invalid(path.Child(what), "", e.Error()))
+		}
+		return ev
+	}
+	p := &Program{}
+	if len(spec.Conditions) > 0 {
+		acc := make([]plugincel.ExpressionAccessor, len(spec.Conditions))
+		for i, c := range spec.Conditions {
+			acc[i] = &matchconditions.MatchCondition{Name: c.Name, Expression: c.Expression}
+		}
+		p.conditions = matchconditions.NewMatcher(compile(acc, "conditions", decls), &fail, "policy", "validate", spec.Name)
+	}
+	rules := make([]plugincel.ExpressionAccessor, len(spec.Validations))
+	var messages []plugincel.ExpressionAccessor
+	for i, v := range spec.Validations {
+		rules[i] = &validating.ValidationCondition{Expression: v.Expression, Message: v.Message, Reason: reasonOf(v.Reason)}
+		// The validator pairs message expressions with rules by position.
+		var m plugincel.ExpressionAccessor
+		if v.MessageExpression != "" {
+			m = &validating.MessageExpressionCondition{MessageExpression: v.MessageExpression}
+		}
+		messages = append(messages, m)
+	}
+	p.validator = validating.NewValidator(
+		compile(rules, "expressions", decls),
+		nil,
+		compile(nil, "auditAnnotations", decls),
+		// As in a ValidatingAdmissionPolicy, message expressions see no authorizer.
+		compile(messages, "messageExpression", plugincel.OptionalVariableDeclarations{}),
+		&fail, nil)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return p, nil
+}
+
+// Input is one request as the CEL variables see it.
+type Input struct {
+	Object, OldObject runtime.Object
+	Kind              schema.GroupVersionKind
+	Resource          schema.GroupVersionResource
+	SubResource       string
+	Name, Namespace   string
+	Operation         string
+	DryRun            bool
+	User              user.Info
+	NamespaceObject   *corev1.Namespace
+}
+
+// Outcome is what a program made of an input.
+type Outcome struct {
+	// Skipped: a condition was false.
+	Skipped bool
+	// Violations are the failed rules, with their messages and reasons.
+	Violations []Violation
+	// Err is an evaluation error (a runtime error or the cost limit).
+	Err error
+}
+
+// Violation is one failed rule.
+type Violation struct {
+	Message string
+	Reason  string
+}
+
+// Evaluate runs the program. It never panics on a hostile object: errors
+// and the cost budget are reported in Outcome.Err.
+func (p *Program) Evaluate(ctx context.Context, in *Input) Outcome {
+	attrs := k8sadmission.NewAttributesRecord(in.Object, in.OldObject, in.Kind, in.Namespace, in.Name, in.Resource, in.SubResource,
+		k8sadmission.Operation(in.Operation), nil, in.DryRun, in.User)
+	va := &k8sadmission.VersionedAttributes{Attributes: attrs, VersionedKind: in.Kind, VersionedObject: k8sadmission.NewLazyObject(in.Object), VersionedOldObject: k8sadmission.NewLazyObject(in.OldObject)}
+	if p.conditions != nil {
+		m := p.conditions.Match(ctx, va, nil, nil)
+		if m.Error != nil {
+			return Outcome{Err: fmt.Errorf("condition %s: %w", m.FailedConditionName, m.Error)}
+		}
+		if !m.Matches {
+			return Outcome{Skipped: true}
+		}
+	}
+	res := p.validator.Validate(ctx, in.Resource, va, nil, in.NamespaceObject, celconfig.RuntimeCELCostBudget, nil)
+	var out Outcome
+	for _, d := range res.Decisions {
+		switch {
+		case d.Evaluation == validating.EvalError:
+			out.Err = fmt.Errorf("%s", d.Message)
+		case d.Action == validating.ActionDeny:
+			out.Violations = append(out.Violations, Violation{Message: d.Message, Reason: string(d.Reason)})
+		}
+	}
+	return out
+}
+
+// reasonOf maps a rule's reason to a status reason; empty means Invalid,
+// as in a ValidatingAdmissionPolicy.
+func reasonOf(r string) *metav1.StatusReason {
+	if r == "" {
+		return nil
+	}
+	sr := metav1.StatusReason(r)
+	return &sr
+}

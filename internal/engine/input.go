@@ -1,0 +1,141 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authentication/user"
+
+	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/cel"
+)
+
+// input is what validation reads of a request: the metadata always, the
+// whole objects only when a CEL policy needs them, decoded once.
+type input struct {
+	meta              *objectMeta
+	labels, oldLabels map[string]string
+
+	obj, oldObj runtime.Object
+	decoded     bool
+	decodeErr   error
+}
+
+func newInput(req *admission.Request) (*input, error) {
+	raw := req.Object
+	if len(raw) == 0 {
+		raw = req.OldObject // DELETE: the object is gone, oldObject has it
+	}
+	m, err := decodeMeta(raw)
+	if err != nil {
+		return nil, err
+	}
+	in := &input{meta: m, labels: m.Metadata.Labels}
+	if len(req.Object) > 0 && len(req.OldObject) > 0 {
+		old, err := decodeMeta(req.OldObject)
+		if err != nil {
+			return nil, err
+		}
+		in.oldLabels = old.Metadata.Labels
+		if in.oldLabels == nil {
+			in.oldLabels = map[string]string{}
+		}
+	}
+	return in, nil
+}
+
+func (in *input) decode(req *admission.Request) error {
+	if in.decoded {
+		return in.decodeErr
+	}
+	in.decoded = true
+	in.obj, in.decodeErr = unstructuredOf(req.Object)
+	if in.decodeErr == nil {
+		in.oldObj, in.decodeErr = unstructuredOf(req.OldObject)
+	}
+	return in.decodeErr
+}
+
+// unstructuredOf decodes raw JSON; nil for no object (a nil interface, which
+// the CEL variables read as null).
+func unstructuredOf(raw []byte) (runtime.Object, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	u := &unstructured.Unstructured{}
+	if err := json.Unmarshal(raw, &u.Object); err != nil {
+		return nil, fmt.Errorf("cannot read object: %w", err)
+	}
+	return u, nil
+}
+
+func (in *input) cel(req *admission.Request, ns *corev1.Namespace) (*cel.Input, error) {
+	if err := in.decode(req); err != nil {
+		return nil, err
+	}
+	return &cel.Input{
+		Object: in.obj, OldObject: in.oldObj,
+		Kind: req.Kind, Resource: req.Resource, SubResource: req.SubResource,
+		Name: req.Name, Namespace: req.Namespace, Operation: string(req.Operation), DryRun: req.DryRun,
+		User:            &user.DefaultInfo{Name: req.UserInfo.Username, UID: req.UserInfo.UID, Groups: req.UserInfo.Groups},
+		NamespaceObject: ns,
+	}, nil
+}
+
+// template is a Pod controller's Pod template, seen as the Pod it makes.
+type template struct {
+	labels   map[string]string
+	celInput *cel.Input
+}
+
+var errNoTemplate = errors.New("the object has no pod template")
+
+// podTemplate turns a Deployment, ReplicaSet, StatefulSet, DaemonSet, Job
+// (spec.template) or CronJob (spec.jobTemplate.spec.template) into a Pod
+// with the template's metadata and spec, named after the controller.
+func (in *input) podTemplate(req *admission.Request, ns *corev1.Namespace) (*template, error) {
+	base, err := in.cel(req, ns)
+	if err != nil {
+		return nil, err
+	}
+	pod, err := podOf(in.obj)
+	if err != nil {
+		return nil, err
+	}
+	oldPod, _ := podOf(in.oldObj)
+	ci := *base
+	ci.Object, ci.OldObject = pod, oldPod
+	ci.Kind = corev1.SchemeGroupVersion.WithKind("Pod")
+	ci.Resource = corev1.SchemeGroupVersion.WithResource("pods")
+	var labels map[string]string
+	if pod != nil {
+		labels = pod.(*unstructured.Unstructured).GetLabels()
+	}
+	return &template{labels: labels, celInput: &ci}, nil
+}
+
+func podOf(obj runtime.Object) (runtime.Object, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok || u == nil {
+		return nil, nil
+	}
+	path := []string{"spec", "template"}
+	if u.GetKind() == "CronJob" {
+		path = []string{"spec", "jobTemplate", "spec", "template"}
+	}
+	tmpl, found, err := unstructured.NestedMap(u.Object, path...)
+	if err != nil || !found {
+		return nil, errNoTemplate
+	}
+	meta, _, _ := unstructured.NestedMap(tmpl, "metadata")
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta["name"], meta["namespace"] = u.GetName(), u.GetNamespace()
+	spec, _, _ := unstructured.NestedMap(tmpl, "spec")
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}}, nil
+}
