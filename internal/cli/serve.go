@@ -36,6 +36,7 @@ type serveOptions struct {
 	reloadInterval  time.Duration
 	shutdownTimeout time.Duration
 	metricsListen   string
+	reloadPolicies  time.Duration
 	cluster         clusterOptions
 }
 
@@ -61,6 +62,7 @@ func newServeCommand() *cobra.Command {
 	f.DurationVar(&o.reloadInterval, "cert-reload-interval", 10*time.Second, "how often certificate files are checked for changes")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 25*time.Second, "how long in-flight reviews may take to finish on shutdown")
 	f.StringVar(&o.metricsListen, "metrics-listen", ":9090", "address of the plain-HTTP Prometheus /metrics listener; empty: none")
+	f.DurationVar(&o.reloadPolicies, "config-reload-interval", 5*time.Second, "how often --config is checked for changes; a changed, valid set is swapped in without a restart")
 	o.cluster.flags(f)
 	return cmd
 }
@@ -73,12 +75,13 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 	log := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 	met := metrics.New()
 
-	set, err := policy.Load(o.config)
+	loaded, err := policy.Load(o.config)
 	met.PolicyLoad(err)
 	if err != nil {
 		return fmt.Errorf("load policies: %w", err)
 	}
-	log.Info("policies loaded", slog.String("source", sourceName(o.config)), slog.Any("policies", set.Names()))
+	log.Info("policies loaded", slog.String("source", sourceName(o.config)), slog.Any("policies", loaded.Names()))
+	set := newPolicies(loaded)
 
 	ctx := cmd.Context()
 	group, ctx := errgroup.WithContext(ctx)
@@ -127,10 +130,25 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 	default:
 		return usageError(fmt.Errorf("--cert-source %q: want files, self or cert-manager", o.cluster.certSource))
 	}
-	srvCfg.Engine = engine.New(set, engOpts)
+	srvCfg.Engine = engine.New(set.current(), engOpts)
 	srv, err := server.New(srvCfg)
 	if err != nil {
 		return err
+	}
+	if o.config != "" && o.reloadPolicies > 0 {
+		w := &policy.Watcher{Path: o.config, Interval: o.reloadPolicies,
+			OnLoad: func(s *policy.Set) {
+				met.PolicyLoad(nil)
+				set.replace(s)
+				srv.SetEngine(engine.New(s, engOpts))
+				log.Info("policies reloaded", slog.Any("policies", s.Names()))
+			},
+			OnError: func(err error) {
+				met.PolicyLoad(err)
+				log.Error("policies not reloaded; the previous set keeps serving", slog.Any("error", err))
+			},
+		}
+		group.Go(func() error { w.Run(ctx); return nil })
 	}
 	if o.metricsListen != "" {
 		group.Go(func() error { return met.Serve(ctx, o.metricsListen, log) })

@@ -22,7 +22,6 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/leader"
 	"github.com/tollgate-dev/tollgate/internal/metrics"
-	"github.com/tollgate-dev/tollgate/internal/policy"
 	"github.com/tollgate-dev/tollgate/internal/registration"
 )
 
@@ -129,11 +128,12 @@ func (cl *clusterConn) watchNamespaces(ctx context.Context) {
 	})
 }
 
-func (cl *clusterConn) syncer(set *policy.Set, o *serveOptions, log *slog.Logger) *registration.Syncer {
+func (cl *clusterConn) syncer(policies *policies, o *serveOptions, log *slog.Logger) *registration.Syncer {
 	c := &o.cluster
+	set := policies.current()
 	return &registration.Syncer{
-		Client: cl.client,
-		Set:    set,
+		Client:   cl.client,
+		Policies: policies.current,
 		Options: registration.Options{
 			Name:               c.webhookName,
 			Service:            &registration.Service{Name: c.serviceName, Namespace: o.namespace, Port: c.servicePort},
@@ -174,14 +174,14 @@ func (cl *clusterConn) lead(ctx context.Context, group *errgroup.Group, o *serve
 
 // startInCluster runs the self-managed mode: certificates in a Secret that
 // every replica serves from, rotated and registered by the leader.
-func (cl *clusterConn) startInCluster(ctx context.Context, group *errgroup.Group, set *policy.Set, o *serveOptions, log *slog.Logger, met *metrics.Metrics) (*certs.SecretStore, error) {
+func (cl *clusterConn) startInCluster(ctx context.Context, group *errgroup.Group, set *policies, o *serveOptions, log *slog.Logger, met *metrics.Metrics) (*certs.SecretStore, error) {
 	c := &o.cluster
 	if o.namespace == "" {
 		return nil, usageError(errors.New("--namespace (or $POD_NAMESPACE) is required with cluster access"))
 	}
 	cl.watchNamespaces(ctx)
 	svc := c.serviceName + "." + o.namespace
-	kick := make(chan struct{}, 1)
+	kick := set.kick
 	store := &certs.SecretStore{
 		Client: cl.client, Namespace: o.namespace, Name: c.secretName, Log: log,
 		Config: certs.AuthorityConfig{
@@ -190,12 +190,7 @@ func (cl *clusterConn) startInCluster(ctx context.Context, group *errgroup.Group
 			ServingLifetime: c.certLifetime,
 			Overlap:         c.caOverlap,
 		},
-		OnBundle: func([]byte) {
-			select {
-			case kick <- struct{}{}:
-			default:
-			}
-		},
+		OnBundle: func([]byte) { set.poke() },
 	}
 	store.Start(ctx)
 	cl.readyChecks = append(cl.readyChecks, func() error {
@@ -220,7 +215,7 @@ func (cl *clusterConn) startInCluster(ctx context.Context, group *errgroup.Group
 
 // startWithFiles gives a file-served replica what cluster access adds:
 // namespace labels, and registration by the leader.
-func (cl *clusterConn) startWithFiles(ctx context.Context, group *errgroup.Group, set *policy.Set, o *serveOptions, source string, log *slog.Logger, met *metrics.Metrics) error {
+func (cl *clusterConn) startWithFiles(ctx context.Context, group *errgroup.Group, set *policies, o *serveOptions, source string, log *slog.Logger, met *metrics.Metrics) error {
 	c := &o.cluster
 	if o.namespace == "" {
 		return usageError(errors.New("--namespace (or $POD_NAMESPACE) is required with cluster access"))
@@ -243,7 +238,7 @@ func (cl *clusterConn) startWithFiles(ctx context.Context, group *errgroup.Group
 		}
 		syncer.Options.CABundle = ca
 	}
-	cl.lead(ctx, group, o, log, met, func(ctx context.Context) { syncer.Run(ctx, nil) })
+	cl.lead(ctx, group, o, log, met, func(ctx context.Context) { syncer.Run(ctx, set.kick) })
 	return nil
 }
 

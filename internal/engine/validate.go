@@ -50,7 +50,7 @@ func (e *Engine) validate(ctx context.Context, g *policy.Group, req *admission.R
 			denials = append(denials, r.Message)
 			code = firstCode(code, http.StatusForbidden)
 		case len(v.problems) > 0:
-			msg := fmt.Sprintf("%s violates policy %s: %s", subject, p.Name(), strings.Join(v.problems, "; "))
+			msg := validation.Explain(subject, p.Name(), v.problems)
 			switch p.Spec.Validate.Action {
 			case policy.Warn:
 				r.Outcome, r.Message = Warn, msg
@@ -86,7 +86,7 @@ func (e *Engine) judge(ctx context.Context, p *policy.Policy, req *admission.Req
 	labels := in.labels
 	celIn := func() (*cel.Input, error) { return in.cel(req, ns) }
 	if p.Spec.Match.PodControllers && policy.IsPodController(req.Resource.GroupResource()) {
-		subject.Kind += " (pod template of)"
+		subject.Template = true
 		tmpl, err := in.podTemplate(req, ns)
 		if err != nil {
 			return subject, verdict{err: err}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"regexp"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -72,7 +73,7 @@ func (m *Match) check(path *field.Path) field.ErrorList {
 	if m.ObjectSelector != nil {
 		errs = append(errs, metav1validation.ValidateLabelSelector(m.ObjectSelector, opts, path.Child("objectSelector"))...)
 	}
-	errs = append(errs, checkNamedExpressions(path.Child("conditions"), m.Conditions)...)
+	errs = append(errs, checkNamedExpressions(path.Child("conditions"), m.Conditions, false)...)
 	for i, ns := range m.ExcludeNamespaces {
 		for _, msg := range validation.IsDNS1123Label(ns) {
 			errs = append(errs, field.Invalid(path.Child("excludeNamespaces").Index(i), ns, msg))
@@ -91,7 +92,7 @@ func (v *Validate) check(path *field.Path) field.ErrorList {
 	default:
 		errs = append(errs, field.NotSupported(path.Child("action"), v.Action, []ValidateAction{Deny, Warn, Audit}))
 	}
-	errs = append(errs, checkNamedExpressions(path.Child("variables"), v.Variables)...)
+	errs = append(errs, checkNamedExpressions(path.Child("variables"), v.Variables, true)...)
 	for i, e := range v.Expressions {
 		if e.Expression == "" {
 			errs = append(errs, field.Required(path.Child("expressions").Index(i).Child("expression"), ""))
@@ -156,9 +157,10 @@ func (in *Inject) check(path *field.Path) field.ErrorList {
 	return errs
 }
 
-// checkNamedExpressions checks conditions and variables: each has a name
-// that is a CEL identifier, unique, and an expression.
-func checkNamedExpressions(path *field.Path, list []NamedExpression) field.ErrorList {
+// checkNamedExpressions checks conditions and variables: each has a unique
+// name (a qualified name for conditions, as matchConditions; a CEL
+// identifier for variables) and an expression.
+func checkNamedExpressions(path *field.Path, list []NamedExpression, variable bool) field.ErrorList {
 	var errs field.ErrorList
 	seen := sets.New[string]()
 	for i, ne := range list {
@@ -166,8 +168,10 @@ func checkNamedExpressions(path *field.Path, list []NamedExpression) field.Error
 		switch {
 		case ne.Name == "":
 			errs = append(errs, field.Required(p.Child("name"), ""))
-		case !celIdentifier.MatchString(ne.Name):
+		case variable && !celIdentifier.MatchString(ne.Name):
 			errs = append(errs, field.Invalid(p.Child("name"), ne.Name, "must be a CEL identifier: a letter or _, then letters, digits or _"))
+		case !variable && len(validation.IsQualifiedName(ne.Name)) > 0:
+			errs = append(errs, field.Invalid(p.Child("name"), ne.Name, strings.Join(validation.IsQualifiedName(ne.Name), "; ")))
 		case seen.Has(ne.Name):
 			errs = append(errs, field.Duplicate(p.Child("name"), ne.Name))
 		}

@@ -26,7 +26,8 @@ const FieldManager = "tollgate"
 // whatever the cause. Only the leader runs it.
 type Syncer struct {
 	Client kubernetes.Interface
-	Set    *policy.Set
+	// Policies returns the current policy set (it changes on reload).
+	Policies func() *policy.Set
 	// Options are the registration options; CABundle is read from CABundle
 	// on every apply when that is set.
 	Options  Options
@@ -94,7 +95,7 @@ func (s *Syncer) Apply(ctx context.Context) error {
 	if s.CABundle != nil {
 		opts.CABundle = s.CABundle()
 	}
-	mutating, validating, err := Build(s.Set, opts)
+	mutating, validating, err := Build(s.Policies(), opts)
 	if err != nil {
 		return err
 	}

@@ -71,6 +71,15 @@ type Server struct {
 	cfg          Config
 	http         *http.Server
 	shuttingDown atomic.Bool
+	current      atomic.Pointer[snapshot]
+}
+
+// snapshot is one policy set's engine and its review endpoints. A request
+// is answered wholly by the snapshot it started with, so a reload never
+// answers it with half of one set and half of another.
+type snapshot struct {
+	engine    *engine.Engine
+	endpoints map[string]http.Handler
 }
 
 // New builds the server; nothing listens until Serve.
@@ -80,6 +89,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("server: an engine and a certificate source are required")
 	}
 	s := &Server{cfg: cfg}
+	s.SetEngine(cfg.Engine)
 	s.http = &http.Server{
 		Handler:   s.routes(),
 		TLSConfig: TLSConfig(cfg.Certificates),
@@ -114,12 +124,27 @@ func TLSConfig(src CertificateSource) *tls.Config {
 	}
 }
 
+// SetEngine swaps in the engine of a new policy set, atomically.
+func (s *Server) SetEngine(eng *engine.Engine) {
+	snap := &snapshot{engine: eng, endpoints: map[string]http.Handler{}}
+	for _, g := range eng.Set().Groups {
+		snap.endpoints[g.Path()] = webhook.New(eng.Handler(g), webhook.Options{Logger: s.cfg.Logger, Observe: s.cfg.Observe})
+	}
+	s.current.Store(snap)
+}
+
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	eng := s.cfg.Engine
-	for _, g := range eng.Set().Groups {
-		mux.Handle(g.Path(), webhook.New(eng.Handler(g), webhook.Options{Logger: s.cfg.Logger, Observe: s.cfg.Observe}))
+	review := func(w http.ResponseWriter, r *http.Request) {
+		ep, ok := s.current.Load().endpoints[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		ep.ServeHTTP(w, r)
 	}
+	mux.HandleFunc("/validate/", review)
+	mux.HandleFunc("/mutate/", review)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeText(w, http.StatusOK, "ok")
 	})
@@ -179,7 +204,7 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 // Paths lists the review paths the server answers on.
 func (s *Server) Paths() []string {
 	var paths []string
-	for _, g := range s.cfg.Engine.Set().Groups {
+	for _, g := range s.current.Load().engine.Set().Groups {
 		paths = append(paths, g.Path())
 	}
 	return paths

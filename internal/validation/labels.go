@@ -15,18 +15,25 @@ type Subject struct {
 	Kind         string
 	Name         string
 	GenerateName string
+	// Template is set when a Pod controller's Pod template is checked.
+	Template bool
 }
 
 func (s Subject) String() string {
 	kind := strings.ToLower(s.Kind)
+	var out string
 	switch {
 	case s.Name != "":
-		return fmt.Sprintf("%s %q", kind, s.Name)
+		out = fmt.Sprintf("%s %q", kind, s.Name)
 	case s.GenerateName != "":
-		return fmt.Sprintf("%s %q (generated name)", kind, s.GenerateName+"*")
+		out = fmt.Sprintf("%s %q (generated name)", kind, s.GenerateName+"*")
 	default:
-		return kind
+		out = kind
 	}
+	if s.Template {
+		return "the pod template of " + out
+	}
+	return out
 }
 
 // CheckLabels returns what the labels lack for the policy, one entry per
@@ -47,13 +54,9 @@ func CheckLabels(v *policy.Validate, labels map[string]string) []string {
 	return problems
 }
 
-// Explain words a policy violation: the policy's own message when it has one.
-func Explain(s Subject, p *policy.Policy, problems []string) string {
-	reason := strings.Join(problems, "; ")
-	if p.Spec.Validate.Message != "" {
-		reason = p.Spec.Validate.Message
-	}
-	return fmt.Sprintf("%s violates policy %s: %s", s, p.Name(), reason)
+// Explain words a policy violation for the user.
+func Explain(s Subject, policyName string, problems []string) string {
+	return fmt.Sprintf("%s violates policy %s: %s", s, policyName, strings.Join(problems, "; "))
 }
 
 func formatValues(values []string) string { return "[" + strings.Join(values, ", ") + "]" }

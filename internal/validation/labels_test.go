@@ -34,20 +34,17 @@ func TestCheckLabels(t *testing.T) {
 }
 
 func TestExplain(t *testing.T) {
-	p := &policy.Policy{Metadata: policy.Metadata{Name: "require-environment"}, Spec: policy.Spec{Validate: &policy.Validate{}}}
-	problems := []string{`label "environment" must be one of [dev, prod], got "staging"`}
+	problems := []string{`label "environment" must be one of [dev, prod], got "staging"`, "another"}
 	tests := []struct {
 		subject Subject
-		message string
 		want    string
 	}{
-		{Subject{Kind: "Pod", Name: "web-1"}, "", `pod "web-1" violates policy require-environment: label "environment" must be one of [dev, prod], got "staging"`},
-		{Subject{Kind: "Pod", GenerateName: "web-"}, "", `pod "web-*" (generated name) violates policy require-environment: label "environment" must be one of [dev, prod], got "staging"`},
-		{Subject{Kind: "Deployment", Name: "api"}, "ask #platform", `deployment "api" violates policy require-environment: ask #platform`},
+		{Subject{Kind: "Pod", Name: "web-1"}, `pod "web-1" violates policy require-environment: label "environment" must be one of [dev, prod], got "staging"; another`},
+		{Subject{Kind: "Pod", GenerateName: "web-"}, `pod "web-*" (generated name) violates policy require-environment: label "environment" must be one of [dev, prod], got "staging"; another`},
+		{Subject{Kind: "Deployment", Name: "api", Template: true}, `the pod template of deployment "api" violates policy require-environment: label "environment" must be one of [dev, prod], got "staging"; another`},
 	}
 	for _, tt := range tests {
-		p.Spec.Validate.Message = tt.message
-		if got := Explain(tt.subject, p, problems); got != tt.want {
+		if got := Explain(tt.subject, "require-environment", problems); got != tt.want {
 			t.Errorf("got  %s\nwant %s", got, tt.want)
 		}
 	}

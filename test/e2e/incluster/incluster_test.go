@@ -10,7 +10,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -258,6 +260,95 @@ func TestMetrics(t *testing.T) {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("metrics lack %s", want)
 		}
+	}
+}
+
+// TestPolicyReload adds a CEL policy to the replicas' policy directory while
+// Pods are created: every replica picks it up without restart, the leader
+// registers its webhook, and nothing fails. A broken file is then refused
+// while the previous set keeps serving and /readyz stays ready.
+func TestPolicyReload(t *testing.T) {
+	ctx := context.Background()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var attempts, failures atomic.Int64
+	var firstErr atomic.Value
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			attempts.Add(1)
+			if err := createOne(ctx, fmt.Sprintf("reload-%d", i), i%5 == 0); err != nil {
+				failures.Add(1)
+				firstErr.CompareAndSwap(nil, err)
+			}
+		}
+	}()
+	extra := filepath.Join(env.policies, "no-latest.yaml")
+	policyDoc := `apiVersion: tollgate.dev/v1alpha1
+kind: Policy
+metadata: {name: no-latest}
+spec:
+  match: {resources: [pods], operations: [CREATE]}
+  validate:
+    expressions:
+    - expression: "object.spec.containers.all(c, !c.image.endsWith(':latest'))"
+      message: "pin your images"
+`
+	if err := os.WriteFile(extra, []byte(policyDoc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	latest := framework.Pod("latest", map[string]string{"environment": "dev"}, nil)
+	latest.Spec.Containers[0].Image = "nginx:latest"
+	took := waitFor(t, 30*time.Second, func() bool {
+		_, err := env.client.CoreV1().Pods("e2e-load").Create(ctx, latest, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err != nil && strings.Contains(err.Error(), "violates policy no-latest: pin your images")
+	})
+	t.Logf("new policy enforced through the apiserver %s after the file was written", took.Round(10*time.Millisecond))
+	vwc, err := env.client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, "tollgate", metav1.GetOptions{})
+	if err != nil || len(vwc.Webhooks) != 2 {
+		t.Errorf("the leader did not register the new policy's webhook: %v", err)
+	}
+
+	if err := os.WriteFile(extra, []byte(strings.Replace(policyDoc, "object.spec.containers.all(", "object.spec.containers.all(c, ", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	for _, r := range env.replicas {
+		if !alive(r) {
+			continue
+		}
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", r.metrics))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), `tollgate_policy_loads_total{result="failure"} 1`) {
+			t.Errorf("replica %d did not count the refused reload", r.id)
+		}
+	}
+	if _, err := env.client.CoreV1().Pods("e2e-load").Create(ctx, latest, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err == nil || !strings.Contains(err.Error(), "pin your images") {
+		t.Errorf("after a broken reload the previous set must keep serving: %v", err)
+	}
+	if err := os.Remove(extra); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, func() bool {
+		_, err := env.client.CoreV1().Pods("e2e-load").Create(ctx, latest, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err == nil
+	})
+	close(stop)
+	wg.Wait()
+	t.Logf("%s of reloads: %d creates, %d failed", time.Since(start).Round(time.Second), attempts.Load(), failures.Load())
+	if failures.Load() != 0 {
+		t.Errorf("%d creates failed during reloads; first: %v", failures.Load(), firstErr.Load())
 	}
 }
 

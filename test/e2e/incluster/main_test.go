@@ -53,6 +53,7 @@ var env struct {
 	bin             string
 	hostIP          string
 	work            string
+	policies        string
 	replicas        []*replica
 }
 
@@ -106,6 +107,18 @@ func setUp(host string, caData []byte) error {
 	}
 	fmt.Fprintf(os.Stderr, "kubectl apply --server-side -k deploy/:\n%s", out)
 	if err := saKubeconfig(host, caData); err != nil {
+		return err
+	}
+	// The replicas read a copy of the deploy's policies that a test edits.
+	env.policies = filepath.Join(env.work, "policies")
+	if err := os.MkdirAll(env.policies, 0o755); err != nil {
+		return err
+	}
+	seed, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "deploy", "base", "policies", "seed-policies.yaml"))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(env.policies, "seed-policies.yaml"), seed, 0o644); err != nil {
 		return err
 	}
 	for i := range replicas {
@@ -174,7 +187,8 @@ func startReplica(i int) error {
 	r.cmd = exec.Command(env.bin, "serve",
 		"--kubeconfig", env.saKubeconfig,
 		"--namespace", ns,
-		"--config", filepath.Join(framework.RepoRoot(), "deploy", "base", "policies"),
+		"--config", env.policies,
+		"--config-reload-interval", "250ms",
 		"--cert-source", "self",
 		"--listen", net.JoinHostPort(env.hostIP, fmt.Sprint(port)),
 		"--metrics-listen", fmt.Sprintf("127.0.0.1:%d", mport),

@@ -1,0 +1,72 @@
+package policy
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestWatcher(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "p.yaml")
+	doc := func(name string) string {
+		return header + "metadata: {name: " + name + "}\nspec:\n  match: {resources: [pods]}\n  validate: {labels: [{key: team}]}\n"
+	}
+	if err := os.WriteFile(file, []byte(doc("first")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var loaded []string
+	var failures []error
+	w := &Watcher{Path: dir, Interval: 10 * time.Millisecond,
+		OnLoad:  func(s *Set) { mu.Lock(); loaded = append(loaded, strings.Join(s.Names(), ",")); mu.Unlock() },
+		OnError: func(err error) { mu.Lock(); failures = append(failures, err); mu.Unlock() },
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go w.Run(ctx)
+	wait := func(cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			mu.Lock()
+			ok := cond()
+			mu.Unlock()
+			if ok {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out: loaded %v, failures %v", loaded, failures)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	mu.Lock()
+	if len(loaded) != 0 {
+		t.Errorf("reloaded without a change: %v", loaded)
+	}
+	mu.Unlock()
+
+	// Written in place, not atomically: a torn read must not be loaded.
+	_ = os.WriteFile(file, []byte(doc("second")), 0o644)
+	wait(func() bool { return len(loaded) == 1 && loaded[0] == "second" })
+
+	// A broken set is refused and reported once; nothing is loaded.
+	_ = os.WriteFile(file, []byte(doc("Bad_Name")), 0o644)
+	wait(func() bool { return len(failures) == 1 })
+	time.Sleep(50 * time.Millisecond)
+	mu.Lock()
+	if len(loaded) != 1 || len(failures) != 1 {
+		t.Errorf("after a broken change: loaded %v, failures %v", loaded, failures)
+	}
+	mu.Unlock()
+
+	_ = os.WriteFile(filepath.Join(dir, "q.yaml"), []byte(doc("third")), 0o644)
+	_ = os.WriteFile(file, []byte(doc("second")), 0o644)
+	wait(func() bool { return len(loaded) == 2 && loaded[1] == "second,third" })
+}
