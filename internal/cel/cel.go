@@ -75,11 +75,16 @@ func Compile(spec Spec, path *field.Path) (*Program, field.ErrorList) {
 		}
 	}
 	compile := func(accessors []plugincel.ExpressionAccessor, what string, d plugincel.OptionalVariableDeclarations) plugincel.ConditionEvaluator {
-		ev := compiler.CompileCondition(accessors, d, environment.StoredExpressions)
-		for _, e := range ev.CompilationErrors() {
-			errs = append(errs, field.Invalid(path.Child(what), "", e.Error()))
+		// Each expression alone first, so an error names its index and text.
+		for i, a := range accessors {
+			if a == nil {
+				continue
+			}
+			for _, e := range compiler.CompileCondition([]plugincel.ExpressionAccessor{a}, d, environment.StoredExpressions).CompilationErrors() {
+				errs = append(errs, field.Invalid(fieldOf(path, what, i), a.GetExpression(), e.Error()))
+			}
 		}
-		return ev
+		return compiler.CompileCondition(accessors, d, environment.StoredExpressions)
 	}
 	p := &Program{}
 	if len(spec.Conditions) > 0 {
@@ -168,6 +173,18 @@ func (p *Program) Evaluate(ctx context.Context, in *Input) Outcome {
 		}
 	}
 	return out
+}
+
+// fieldOf is the policy field an expression came from.
+func fieldOf(path *field.Path, what string, i int) *field.Path {
+	switch what {
+	case "conditions":
+		return field.NewPath("spec", "match", "conditions").Index(i).Child("expression")
+	case "messageExpression":
+		return path.Child("expressions").Index(i).Child("messageExpression")
+	default:
+		return path.Child(what).Index(i).Child("expression")
+	}
 }
 
 // reasonOf maps a rule's reason to a status reason; empty means Invalid,

@@ -107,7 +107,7 @@ func TestCompileErrors(t *testing.T) {
 	}
 	_, errs := Compile(spec, field.NewPath("spec", "validate"))
 	got := errs.ToAggregate().Error()
-	for _, want := range []string{"spec.validate.variables[0].expression", "spec.validate.conditions", "spec.validate.expressions", "must evaluate to bool", "spec.validate.messageExpression"} {
+	for _, want := range []string{"spec.validate.variables[0].expression", "spec.match.conditions[0].expression", "spec.validate.expressions[0].expression", "must evaluate to bool", "spec.validate.expressions[1].messageExpression"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("errors lack %q:\n%s", want, got)
 		}

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -23,7 +22,7 @@ func newLintCommand() *cobra.Command {
 			}
 			set, err := policy.LoadPath(config)
 			if err != nil {
-				problems := strings.Split(err.Error(), "\n")
+				problems := flatten(err)
 				for _, p := range problems {
 					fmt.Fprintln(cmd.OutOrStdout(), p)
 				}
@@ -36,4 +35,16 @@ func newLintCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&config, "config", "c", "", "policy file or directory")
 	return cmd
+}
+
+// flatten lists the errors joined in err, one per problem.
+func flatten(err error) []error {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range joined.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
 }

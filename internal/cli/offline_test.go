@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+	"github.com/tollgate-dev/tollgate/internal/suite"
 )
 
 func write(t *testing.T, dir, name, content string) string {
@@ -201,5 +205,37 @@ func TestReviewExitCodes(t *testing.T) {
 	}
 	if code, _, errs := run("review", "-f", create); code != 2 || !strings.Contains(errs, "choose one with --path") {
 		t.Errorf("no path: exit %d %s", code, errs)
+	}
+}
+
+// TestPolicyLibrary runs the shipped library's suite and checks that every
+// library policy is shown both allowing and refusing something.
+func TestPolicyLibrary(t *testing.T) {
+	code, out, errs := run("test", "../../policies/tests")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	set, err := policy.LoadPath("../../policies")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Policies) < 15 {
+		t.Errorf("the library has %d policies, want at least 15", len(set.Policies))
+	}
+	s, err := suite.Load("../../policies/tests/tollgate-test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]map[engine.Outcome]bool{}
+	for _, r := range s.Results {
+		if seen[r.Policy] == nil {
+			seen[r.Policy] = map[engine.Outcome]bool{}
+		}
+		seen[r.Policy][r.Result] = true
+	}
+	for _, p := range set.Policies {
+		if !seen[p.Name()][engine.Pass] || !seen[p.Name()][engine.Fail] {
+			t.Errorf("policy %s lacks a passing or a failing test", p.Name())
+		}
 	}
 }

@@ -183,3 +183,32 @@ func TestGroups(t *testing.T) {
 		t.Errorf("groups %v, want %s", got, want)
 	}
 }
+
+func TestParseRejectsCEL(t *testing.T) {
+	doc := header + `metadata: {name: c}
+spec:
+  match:
+    resources: [pods]
+    conditions: [{name: ok, expression: "true"}, {name: ok, expression: "1"}]
+  validate:
+    action: Block
+    variables: [{name: "not an identifier", expression: "1"}]
+    expressions:
+    - expression: "object.spec.("
+`
+	_, err := Parse("cel.yaml", []byte(doc))
+	for _, want := range []string{
+		`spec.match.conditions[1].name: Duplicate value: "ok"`,
+		`spec.validate.action: Unsupported value: "Block"`,
+		`spec.validate.variables[0].name: Invalid value: "not an identifier"`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+	doc = header + "metadata: {name: c}\nspec:\n  match: {resources: [pods]}\n  validate:\n    expressions: [{expression: \"object.spec.(\"}]\n"
+	_, err = Parse("cel.yaml", []byte(doc))
+	if err == nil || !strings.Contains(err.Error(), `cel.yaml: document 1: policy "c": spec.validate.expressions[0].expression: Invalid value: "object.spec.(": compilation failed`) {
+		t.Errorf("compile error: %v", err)
+	}
+}
