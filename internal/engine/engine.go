@@ -86,7 +86,10 @@ func (e *Engine) Evaluate(ctx context.Context, g *policy.Group, req *admission.R
 		return skipAll(g, "subresource "+req.SubResource+" is not checked")
 	}
 	if g.Action == policy.ActionMutate {
-		return e.mutate(g, req)
+		if g.Policies[0].IsInjection() {
+			return e.mutate(g, req)
+		}
+		return e.mutateObjects(ctx, g, req)
 	}
 	return e.validate(ctx, g, req)
 }

@@ -77,8 +77,20 @@ func (in *input) cel(req *admission.Request, ns *corev1.Namespace) (*cel.Input, 
 	if err := in.decode(req); err != nil {
 		return nil, err
 	}
+	return in.celFor(req, in.obj, ns)
+}
+
+// celFor is the CEL input of req with obj as the object.
+func (in *input) celFor(req *admission.Request, obj runtime.Object, ns *corev1.Namespace) (*cel.Input, error) {
+	if !in.decoded {
+		in.decoded = true
+		in.oldObj, in.decodeErr = unstructuredOf(req.OldObject)
+	}
+	if in.decodeErr != nil {
+		return nil, in.decodeErr
+	}
 	return &cel.Input{
-		Object: in.obj, OldObject: in.oldObj,
+		Object: obj, OldObject: in.oldObj,
 		Kind: req.Kind, Resource: req.Resource, SubResource: req.SubResource,
 		Name: req.Name, Namespace: req.Namespace, Operation: string(req.Operation), DryRun: req.DryRun,
 		User:            &user.DefaultInfo{Name: req.UserInfo.Username, UID: req.UserInfo.UID, Groups: req.UserInfo.Groups},

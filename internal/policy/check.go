@@ -37,11 +37,24 @@ func (p *Policy) check() field.ErrorList {
 	default:
 		errs = append(errs, field.NotSupported(spec.Child("failurePolicy"), p.Spec.FailurePolicy, []string{string(Fail), string(Ignore)}))
 	}
+	actions := 0
+	for _, set := range []bool{p.Spec.Validate != nil, p.Spec.Inject != nil, p.Spec.Mutate != nil} {
+		if set {
+			actions++
+		}
+	}
 	switch {
-	case p.Spec.Validate == nil && p.Spec.Inject == nil:
-		errs = append(errs, field.Required(spec, "exactly one action is needed: validate or inject"))
-	case p.Spec.Validate != nil && p.Spec.Inject != nil:
-		errs = append(errs, field.Forbidden(spec.Child("inject"), "a policy has exactly one action: validate or inject, not both"))
+	case actions == 0:
+		errs = append(errs, field.Required(spec, "exactly one action is needed: validate, inject or mutate"))
+	case actions > 1:
+		errs = append(errs, field.Forbidden(spec, "a policy has exactly one action: validate, inject or mutate"))
+	case p.Spec.Mutate != nil:
+		errs = append(errs, p.Spec.Mutate.check(spec.Child("mutate"))...)
+		for i, op := range p.Spec.Match.Operations {
+			if op != "CREATE" && op != "UPDATE" {
+				errs = append(errs, field.NotSupported(spec.Child("match", "operations").Index(i), op, []string{"CREATE", "UPDATE"}))
+			}
+		}
 	case p.Spec.Validate != nil:
 		errs = append(errs, p.Spec.Validate.check(spec.Child("validate"))...)
 	default:
@@ -116,6 +129,32 @@ func (v *Validate) check(path *field.Path) field.ErrorList {
 			for _, msg := range validation.IsValidLabelValue(value) {
 				errs = append(errs, field.Invalid(p.Child("values").Index(j), value, msg))
 			}
+		}
+	}
+	return errs
+}
+
+func (m *Mutate) check(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(m.Labels)+len(m.Annotations)+len(m.Patches) == 0 {
+		errs = append(errs, field.Required(path, "set labels or annotations, or give patches"))
+	}
+	for k, v := range m.Labels {
+		for _, msg := range validation.IsQualifiedName(k) {
+			errs = append(errs, field.Invalid(path.Child("labels").Key(k), k, msg))
+		}
+		for _, msg := range validation.IsValidLabelValue(v) {
+			errs = append(errs, field.Invalid(path.Child("labels").Key(k), v, msg))
+		}
+	}
+	for k := range m.Annotations {
+		for _, msg := range validation.IsQualifiedName(strings.ToLower(k)) {
+			errs = append(errs, field.Invalid(path.Child("annotations").Key(k), k, msg))
+		}
+	}
+	for i, pe := range m.Patches {
+		if pe.Expression == "" {
+			errs = append(errs, field.Required(path.Child("patches").Index(i).Child("expression"), ""))
 		}
 	}
 	return errs

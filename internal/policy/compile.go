@@ -24,7 +24,12 @@ type compiled struct {
 	injection      *Injection
 	// program is the compiled CEL of the policy: conditions and expressions.
 	program *cel.Program
+	// patches are a mutation's compiled CEL patches.
+	patches *cel.Patches
 }
+
+// Patches returns a mutation's compiled CEL patches, nil when it has none.
+func (p *Policy) Patches() *cel.Patches { return p.compiled.patches }
 
 // Program returns the policy's compiled CEL, nil when it has none.
 func (p *Policy) Program() *cel.Program { return p.compiled.program }
@@ -97,6 +102,17 @@ func (p *Policy) compile() field.ErrorList {
 		return errs
 	}
 	c.program = prog
+	if m := p.Spec.Mutate; m != nil && len(m.Patches) > 0 {
+		exprs := make([]string, len(m.Patches))
+		for i, pe := range m.Patches {
+			exprs[i] = pe.Expression
+		}
+		patches, errs := cel.CompilePatches(exprs, field.NewPath("spec", "mutate", "patches"))
+		if len(errs) > 0 {
+			return errs
+		}
+		c.patches = patches
+	}
 	p.compiled = c
 	return nil
 }

@@ -37,7 +37,7 @@ func groupPolicies(policies []*Policy) []*Group {
 	byKey := map[string]*Group{}
 	for _, p := range policies {
 		action := ActionValidate
-		if p.IsInjection() {
+		if p.IsInjection() || p.IsMutation() {
 			action = ActionMutate
 		}
 		key := groupKey(action, p)
@@ -59,11 +59,14 @@ func groupKey(action Action, p *Policy) string {
 	m.Resources = sortedCopy(m.Resources)
 	m.Operations = sortedCopy(m.Operations)
 	m.ExcludeNamespaces = sortedCopy(m.ExcludeNamespaces)
+	// Injection and other mutations never share a webhook: the engine runs
+	// them differently.
 	b, _ := json.Marshal(struct {
 		A Action
+		I bool
 		M Match
 		F FailurePolicy
-	}{action, m, p.Spec.FailurePolicy})
+	}{action, p.IsInjection(), m, p.Spec.FailurePolicy})
 	return string(b)
 }
 

@@ -52,6 +52,22 @@ type Spec struct {
 	FailurePolicy FailurePolicy `json:"failurePolicy,omitempty"`
 	Validate      *Validate     `json:"validate,omitempty"`
 	Inject        *Inject       `json:"inject,omitempty"`
+	Mutate        *Mutate       `json:"mutate,omitempty"`
+}
+
+// Mutate changes matched objects: labels and annotations set when absent
+// (or always, with Overwrite), then JSON Patches computed by CEL.
+type Mutate struct {
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+	Overwrite   bool              `json:"overwrite,omitempty"`
+	Patches     []PatchExpression `json:"patches,omitempty"`
+}
+
+// PatchExpression is a CEL expression returning a list of JSONPatch values,
+// as in a MutatingAdmissionPolicy's jsonPatch.
+type PatchExpression struct {
+	Expression string `json:"expression"`
 }
 
 // Match selects the requests a policy concerns. The apiserver applies it first
@@ -128,5 +144,8 @@ type Inject struct {
 // Name is the policy's name.
 func (p *Policy) Name() string { return p.Metadata.Name }
 
-// IsInjection tells whether the policy mutates (inject) rather than validates.
+// IsInjection tells whether the policy injects into Pods.
 func (p *Policy) IsInjection() bool { return p.Spec.Inject != nil }
+
+// IsMutation tells whether the policy mutates (sets labels, annotations, patches).
+func (p *Policy) IsMutation() bool { return p.Spec.Mutate != nil }

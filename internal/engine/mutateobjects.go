@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	jsonpatch5 "github.com/evanphx/json-patch/v5"
+	gomodulesjsonpatch "gomodules.xyz/jsonpatch/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/jsonpatch"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+// mutateObjects runs a group's mutation policies in order, each on the
+// object as the ones before left it. The answer is one patch against the
+// object as received; every policy's part of it is applied here first, so a
+// patch the apiserver could not apply is never sent.
+func (e *Engine) mutateObjects(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
+	in, err := newInput(req)
+	if err != nil {
+		return errorAll(g, admission.BadRequest(err))
+	}
+	if len(req.Object) == 0 {
+		return skipAll(g, "mutations apply to objects being created or updated")
+	}
+	policies, results := e.matching(g, req, in.labels, in.oldLabels)
+	ns := e.namespace(req.Namespace)
+	doc := req.Object
+	var all jsonpatch.Patch
+	var warnings, applied, denials []string
+	for _, p := range policies {
+		ops, next, err := e.mutateOne(ctx, p, req, doc, ns)
+		r := Result{Policy: p.Name(), Outcome: Pass, Message: "no change needed"}
+		switch {
+		case err != nil && p.Spec.FailurePolicy == policy.Ignore:
+			r.Outcome, r.Message = Warn, fmt.Sprintf("not applied (failurePolicy Ignore): %v", err)
+			warnings = append(warnings, bound(fmt.Sprintf("tollgate: policy %s not applied: %v", p.Name(), err), MaxWarningLength))
+		case err != nil:
+			r.Outcome, r.Message = Fail, fmt.Sprintf("policy %s could not mutate %s %q: %v", p.Name(), strings.ToLower(req.Kind.Kind), req.Name, err)
+			denials = append(denials, r.Message)
+		case len(ops) > 0:
+			r.Message = fmt.Sprintf("%d patch operations", len(ops))
+			all = append(all, ops...)
+			applied = append(applied, p.Name())
+			doc = next
+		}
+		results = append(results, r)
+	}
+	if len(denials) > 0 {
+		resp := admission.Errored(fmt.Errorf("%s", strings.Join(denials, "; ")))
+		resp.Policies = names(policies)
+		return Evaluation{Response: resp, Results: results}
+	}
+	resp := admission.Patched(all)
+	resp.Warnings = warnings
+	resp.Policies = applied
+	return Evaluation{Response: resp, Results: results}
+}
+
+// mutateOne returns one policy's operations against doc, and doc after them.
+func (e *Engine) mutateOne(ctx context.Context, p *policy.Policy, req *admission.Request, doc []byte, ns *corev1.Namespace) (jsonpatch.Patch, []byte, error) {
+	m := p.Spec.Mutate
+	var obj map[string]any
+	if err := json.Unmarshal(doc, &obj); err != nil {
+		return nil, nil, fmt.Errorf("cannot read object: %w", err)
+	}
+	meta, _ := obj["metadata"].(map[string]any)
+	ops := mapOps("labels", meta, m.Labels, m.Overwrite)
+	ops = append(ops, mapOps("annotations", meta, m.Annotations, m.Overwrite)...)
+	next := doc
+	if len(ops) > 0 {
+		var err error
+		if next, err = apply(doc, ops); err != nil {
+			return nil, nil, err
+		}
+	}
+	if patches := p.Patches(); patches != nil {
+		cur := &unstructured.Unstructured{}
+		if err := json.Unmarshal(next, &cur.Object); err != nil {
+			return nil, nil, err
+		}
+		sub := *req
+		sub.Object = next
+		in, err := (&input{}).celFor(&sub, cur, ns)
+		if err != nil {
+			return nil, nil, err
+		}
+		out, err := patches.Apply(ctx, in)
+		if err != nil {
+			return nil, nil, err
+		}
+		after, err := json.Marshal(out)
+		if err != nil {
+			return nil, nil, err
+		}
+		diff, err := gomodulesjsonpatch.CreatePatch(next, after)
+		if err != nil {
+			return nil, nil, fmt.Errorf("compute patch: %w", err)
+		}
+		// Sorted paths keep the answer the same from one run to the next.
+		sort.SliceStable(diff, func(i, j int) bool { return diff[i].Path < diff[j].Path })
+		for _, d := range diff {
+			op := jsonpatch.Op{Op: d.Operation, Path: d.Path}
+			if d.Operation != "remove" {
+				v, err := json.Marshal(d.Value)
+				if err != nil {
+					return nil, nil, err
+				}
+				op.Value = v
+			}
+			ops = append(ops, op)
+		}
+		if len(diff) > 0 {
+			if next, err = apply(next, ops[len(ops)-len(diff):]); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return ops, next, nil
+}
+
+// mapOps sets keys of metadata.labels or .annotations: when absent, or when
+// different with overwrite. A missing or empty map is created whole.
+func mapOps(field string, meta map[string]any, want map[string]string, overwrite bool) jsonpatch.Patch {
+	if len(want) == 0 {
+		return nil
+	}
+	have, _ := meta[field].(map[string]any)
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if len(have) == 0 {
+		v, _ := json.Marshal(want)
+		return jsonpatch.Patch{jsonpatch.Add(jsonpatch.Pointer("metadata", field), v)}
+	}
+	var ops jsonpatch.Patch
+	for _, k := range keys {
+		cur, ok := have[k]
+		if ok && (!overwrite || cur == want[k]) {
+			continue
+		}
+		v, _ := json.Marshal(want[k])
+		ops = append(ops, jsonpatch.Add(jsonpatch.Pointer("metadata", field, k), v))
+	}
+	return ops
+}
+
+func apply(doc []byte, ops jsonpatch.Patch) ([]byte, error) {
+	raw, err := json.Marshal(ops)
+	if err != nil {
+		return nil, err
+	}
+	p, err := jsonpatch5.DecodePatch(raw)
+	if err != nil {
+		return nil, err
+	}
+	out, err := p.Apply(doc)
+	if err != nil {
+		return nil, fmt.Errorf("the patch does not apply: %w", err)
+	}
+	return out, nil
+}
