@@ -48,7 +48,7 @@ func TestParseRejects(t *testing.T) {
 			[]string{`unknown field "spec.inject.containers[0].imagePullPolicyy"`}},
 		{"duplicate field", valid + "kind: Policy\n", []string{`line 7: key "kind" already set`}},
 		{"no action", header + "metadata: {name: p}\nspec:\n  match: {resources: [pods]}\n", []string{"spec: Required value", "exactly one action"}},
-		{"two actions", strings.Replace(valid, "validate:", "inject: {containers: [{name: c, image: i}]}\n  validate:", 1), []string{"spec.inject: Forbidden"}},
+		{"two actions", strings.Replace(valid, "validate:", "inject: {containers: [{name: c, image: i}]}\n  validate:", 1), []string{"spec: Forbidden: a policy has exactly one action"}},
 		{"no name", strings.Replace(valid, "name: p", "name: \"\"", 1), []string{"metadata.name: Required value"}},
 		{"bad name", strings.Replace(valid, "name: p", "name: Not_A_Name", 1), []string{"metadata.name: Invalid value"}},
 		{"bad operation", strings.Replace(valid, "resources: [pods]", "resources: [pods], operations: [CREATE, PATCH]", 1), []string{`spec.match.operations[1]: Unsupported value: "PATCH"`}},
