@@ -82,6 +82,9 @@ func (e *Engine) Evaluate(ctx context.Context, g *policy.Group, req *admission.R
 	if e.excluded.Has(req.Namespace) {
 		return skipAll(g, "namespace "+req.Namespace+" is exempt")
 	}
+	if g.Policies[0].Native != nil {
+		return e.validateNative(ctx, g, req) // its rules say which subresources it checks
+	}
 	if req.SubResource != "" {
 		return skipAll(g, "subresource "+req.SubResource+" is not checked")
 	}

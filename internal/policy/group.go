@@ -55,6 +55,9 @@ func groupPolicies(policies []*Policy) []*Group {
 // groupKey is equal for policies that can share a webhook entry. Lists are
 // compared as sets: [CREATE, UPDATE] and [UPDATE, CREATE] are the same match.
 func groupKey(action Action, p *Policy) string {
+	if p.Native != nil {
+		return "native:" + p.Name() // a ValidatingAdmissionPolicy has a webhook of its own
+	}
 	m := p.Spec.Match
 	m.Resources = sortedCopy(m.Resources)
 	m.Operations = sortedCopy(m.Operations)

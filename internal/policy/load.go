@@ -95,6 +95,23 @@ func Parse(file string, data []byte) ([]*Policy, error) {
 			continue
 		}
 		src := Source{File: file, Document: doc}
+		if js, err := yaml.YAMLToJSONStrict(raw); err == nil {
+			if kind, ok := isNative(js); ok {
+				p, errList := decodeNative(kind, js)
+				for _, fe := range errList {
+					name := ""
+					if p != nil {
+						name = p.Name()
+					}
+					errs = append(errs, fmt.Errorf("%s: %s %q: %w", src, kind, name, fe))
+				}
+				if len(errList) == 0 {
+					p.Source = src
+					policies = append(policies, p)
+				}
+				continue
+			}
+		}
 		p, err := decode(raw)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", src, err))

@@ -15,7 +15,7 @@ type Set struct {
 // injection policies add a container (or init container) or volume of the
 // same name. The policies are grouped into webhook entries.
 func NewSet(policies []*Policy) (*Set, error) {
-	var errs []error
+	policies, errs := attachBindings(policies)
 	byName := map[string]*Policy{}
 	containers := map[string]*Policy{}
 	volumes := map[string]*Policy{}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -31,6 +32,10 @@ type Policy struct {
 	Source Source `json:"-"`
 	// compiled holds what load time derived from Spec; see compile.go.
 	compiled compiled
+	// Native is set for a Kubernetes ValidatingAdmissionPolicy (native.go).
+	Native *Native
+	// binding is a ValidatingAdmissionPolicyBinding until NewSet attaches it.
+	binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
 }
 
 // Source is the file and document (1-based) a policy came from.

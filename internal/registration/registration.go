@@ -132,6 +132,9 @@ func mutatingWebhook(g *policy.Group, o *Options) admissionregistrationv1.Mutati
 }
 
 func validatingWebhook(g *policy.Group, o *Options) admissionregistrationv1.ValidatingWebhook {
+	if n := g.Policies[0].Native; n != nil {
+		return nativeWebhook(g, n, o)
+	}
 	failure := admissionregistrationv1.FailurePolicyType(g.FailurePolicy)
 	match := admissionregistrationv1.Equivalent
 	sideEffects := admissionregistrationv1.SideEffectClassNone
@@ -206,4 +209,30 @@ func objectSelector(m *policy.Match) *metav1.LabelSelector {
 		return &metav1.LabelSelector{}
 	}
 	return m.ObjectSelector.DeepCopy()
+}
+
+// nativeWebhook covers a ValidatingAdmissionPolicy: its resource rules,
+// selectors, match policy and failure policy; bindings and exclusions are
+// applied by the server.
+func nativeWebhook(g *policy.Group, n *policy.Native, o *Options) admissionregistrationv1.ValidatingWebhook {
+	mc := n.Policy.Spec.MatchConstraints
+	var rules []admissionregistrationv1.RuleWithOperations
+	for _, r := range mc.ResourceRules {
+		rules = append(rules, r.RuleWithOperations)
+	}
+	sideEffects := admissionregistrationv1.SideEffectClassNone
+	timeout := o.TimeoutSeconds
+	ns := namespaceSelector(&policy.Match{NamespaceSelector: mc.NamespaceSelector}, o.ExcludedNamespaces)
+	return admissionregistrationv1.ValidatingWebhook{
+		Name:                    g.WebhookName(),
+		ClientConfig:            clientConfig(g.Path(), o),
+		Rules:                   rules,
+		FailurePolicy:           n.Policy.Spec.FailurePolicy,
+		MatchPolicy:             mc.MatchPolicy,
+		NamespaceSelector:       ns,
+		ObjectSelector:          mc.ObjectSelector.DeepCopy(),
+		SideEffects:             &sideEffects,
+		TimeoutSeconds:          &timeout,
+		AdmissionReviewVersions: []string{"v1", "v1beta1"},
+	}
 }

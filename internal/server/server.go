@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/webhook"
 )
@@ -135,11 +136,20 @@ func (s *Server) SetEngine(eng *engine.Engine) {
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
+	// A path of no loaded group is answered, not refused: during a reload
+	// the apiserver may call a replica that has not loaded (or has already
+	// dropped) a group the registration names, and a 404 would fail the
+	// request under failurePolicy Fail.
+	unknown := webhook.New(admission.HandlerFunc(func(ctx context.Context, _ *admission.Request) admission.Response {
+		resp := admission.Allowed()
+		resp.Warnings = []string{"tollgate: this replica has no policies for this webhook yet; policies are being reloaded"}
+		admission.LoggerFrom(ctx).Warn("review for a webhook this replica does not serve; allowed")
+		return resp
+	}), webhook.Options{Logger: s.cfg.Logger, Observe: s.cfg.Observe})
 	review := func(w http.ResponseWriter, r *http.Request) {
 		ep, ok := s.current.Load().endpoints[r.URL.Path]
 		if !ok {
-			http.NotFound(w, r)
-			return
+			ep = unknown
 		}
 		ep.ServeHTTP(w, r)
 	}

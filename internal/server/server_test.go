@@ -85,12 +85,12 @@ func TestEndpoints(t *testing.T) {
 	for _, tt := range []struct {
 		path string
 		code int
-	}{{"/healthz", 200}, {"/readyz", 200}, {"/nope", 404}, {"/validate/unknown-group", 404}} {
+	}{{"/healthz", 200}, {"/readyz", 200}, {"/nope", 404}, {"/validate/unknown-group", 405}} {
 		if code, body, _ := ts.get(t, tt.path); code != tt.code {
 			t.Errorf("GET %s = %d %s, want %d", tt.path, code, body, tt.code)
 		}
 	}
-	for _, path := range []string{"/validate/require-environment", "/mutate/nginx-sidecar"} {
+	for _, path := range []string{"/validate/require-environment", "/mutate/nginx-sidecar", "/validate/not-loaded-yet"} {
 		if code, _, _ := ts.get(t, path); code != http.StatusMethodNotAllowed {
 			t.Errorf("GET %s = %d, want 405 from the review endpoint", path, code)
 		}

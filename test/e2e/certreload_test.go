@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tollgate-dev/tollgate/internal/certs"
+	"github.com/tollgate-dev/tollgate/test/e2e/framework"
 )
 
 // TestCertificateReplacedOnDiskUnderTraffic replaces the serving certificate
@@ -24,7 +25,7 @@ import (
 func TestCertificateReplacedOnDiskUnderTraffic(t *testing.T) {
 	ns := namespace(t, "e2e-inject", injectionEnabled)
 	var attempts, failures atomic.Int64
-	var firstErr atomic.Value
+	var firstErr atomic.Pointer[string]
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := range 2 {
@@ -44,7 +45,8 @@ func TestCertificateReplacedOnDiskUnderTraffic(t *testing.T) {
 				}
 				if err != nil {
 					failures.Add(1)
-					firstErr.CompareAndSwap(nil, err)
+					msg := err.Error()
+					firstErr.CompareAndSwap(nil, &msg)
 				}
 			}
 		}()
@@ -88,7 +90,7 @@ func TestCertificateReplacedOnDiskUnderTraffic(t *testing.T) {
 	wg.Wait()
 	t.Logf("pod creates through the apiserver during 3 replacements: %d attempted, %d failed", attempts.Load(), failures.Load())
 	if failures.Load() != 0 {
-		t.Errorf("%d of %d creates failed; first: %v", failures.Load(), attempts.Load(), firstErr.Load())
+		t.Errorf("%d of %d creates failed; first: %v", failures.Load(), attempts.Load(), framework.Deref(firstErr.Load()))
 	}
 	if attempts.Load() < 20 {
 		t.Errorf("only %d creates ran: the test did not load the server", attempts.Load())

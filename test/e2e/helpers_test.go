@@ -3,6 +3,8 @@
 package e2e
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -67,4 +69,18 @@ func wantDenied(t *testing.T, err error, fragments ...string) {
 			t.Errorf("error %q\ndoes not contain %q", err.Error(), f)
 		}
 	}
+}
+
+func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }
+
+// stripComments drops YAML comment lines, to tell empty documents.
+func stripComments(doc []byte) []byte {
+	var out []byte
+	for _, line := range bytes.Split(doc, []byte("\n")) {
+		if !bytes.HasPrefix(bytes.TrimSpace(line), []byte("#")) {
+			out = append(out, line...)
+			out = append(out, '\n')
+		}
+	}
+	return out
 }

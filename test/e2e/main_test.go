@@ -24,6 +24,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 
 	"github.com/tollgate-dev/tollgate/internal/certs"
 	"github.com/tollgate-dev/tollgate/test/e2e/framework"
@@ -42,6 +43,10 @@ var cluster struct {
 	caPool   *x509.CertPool
 	logFile  string
 	tollgate *exec.Cmd
+	// restConfig and kubeconfig are the admin's, for tests that need more.
+	restConfig *rest.Config
+	kubeconfig string
+	work       string
 }
 
 func TestMain(m *testing.M) {
@@ -63,6 +68,13 @@ func run(m *testing.M) int {
 	}
 	defer env.Stop()
 	cluster.client = client
+	cluster.restConfig = env.Config
+	cluster.work = work
+	cluster.kubeconfig = filepath.Join(work, "admin.kubeconfig")
+	if err := os.WriteFile(cluster.kubeconfig, env.KubeConfig, 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 
 	if err := startTollgate(work); err != nil {
 		fmt.Fprintln(os.Stderr, "start tollgate:", err)

@@ -128,3 +128,11 @@ func ProcessEnv(extra ...string) []string {
 	}
 	return append(out, extra...)
 }
+
+// Deref is *s, or "" for nil.
+func Deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

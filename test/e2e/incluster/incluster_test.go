@@ -136,7 +136,7 @@ func TestRotationUnderLoad(t *testing.T) {
 		}
 	}()
 	var attempts, failures atomic.Int64
-	var firstErr atomic.Value
+	var firstErr atomic.Pointer[string]
 	for w := range 2 {
 		workers.Add(1)
 		go func() {
@@ -150,7 +150,8 @@ func TestRotationUnderLoad(t *testing.T) {
 				attempts.Add(1)
 				if err := createOne(ctx, fmt.Sprintf("w%d-%d", w, i), i%5 == 0); err != nil {
 					failures.Add(1)
-					firstErr.CompareAndSwap(nil, err)
+					msg := err.Error()
+					firstErr.CompareAndSwap(nil, &msg)
 				}
 			}
 		}()
@@ -173,7 +174,7 @@ func TestRotationUnderLoad(t *testing.T) {
 		t.Errorf("only %d serving certificates seen", len(serving))
 	}
 	if failures.Load() != 0 {
-		t.Errorf("%d of %d creates failed; first: %v", failures.Load(), attempts.Load(), firstErr.Load())
+		t.Errorf("%d of %d creates failed; first: %v", failures.Load(), attempts.Load(), framework.Deref(firstErr.Load()))
 	}
 	if attempts.Load() < 100 {
 		t.Errorf("only %d creates: not a load", attempts.Load())
@@ -272,7 +273,7 @@ func TestPolicyReload(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var attempts, failures atomic.Int64
-	var firstErr atomic.Value
+	var firstErr atomic.Pointer[string]
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -285,7 +286,8 @@ func TestPolicyReload(t *testing.T) {
 			attempts.Add(1)
 			if err := createOne(ctx, fmt.Sprintf("reload-%d", i), i%5 == 0); err != nil {
 				failures.Add(1)
-				firstErr.CompareAndSwap(nil, err)
+				msg := err.Error()
+				firstErr.CompareAndSwap(nil, &msg)
 			}
 		}
 	}()
@@ -348,7 +350,7 @@ spec:
 	wg.Wait()
 	t.Logf("%s of reloads: %d creates, %d failed", time.Since(start).Round(time.Second), attempts.Load(), failures.Load())
 	if failures.Load() != 0 {
-		t.Errorf("%d creates failed during reloads; first: %v", failures.Load(), firstErr.Load())
+		t.Errorf("%d creates failed during reloads; first: %v", failures.Load(), framework.Deref(firstErr.Load()))
 	}
 }
 
@@ -392,14 +394,18 @@ func TestLeaderFailover(t *testing.T) {
 	t.Logf("leader %s killed; %s took over after %s (lease duration 4s)", old, holder, takeover.Round(10*time.Millisecond))
 
 	vwc := env.client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	before, err := vwc.Get(ctx, "tollgate", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := vwc.Delete(ctx, "tollgate", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	back := waitFor(t, 20*time.Second, func() bool {
-		_, err := vwc.Get(ctx, "tollgate", metav1.GetOptions{})
-		return err == nil
+		c, err := vwc.Get(ctx, "tollgate", metav1.GetOptions{})
+		return err == nil && c.UID != before.UID // recreated, not the one deleted
 	})
-	t.Logf("ValidatingWebhookConfiguration deleted by hand: back after %s", back.Round(10*time.Millisecond))
+	t.Logf("ValidatingWebhookConfiguration deleted by hand: back after %s", back.Round(time.Millisecond))
 
 	cfg, err := vwc.Get(ctx, "tollgate", metav1.GetOptions{})
 	if err != nil {

@@ -1,0 +1,90 @@
+package cel
+
+import (
+	"context"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	k8sadmission "k8s.io/apiserver/pkg/admission"
+	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/cel/environment"
+)
+
+// VAP is a compiled ValidatingAdmissionPolicy.
+type VAP struct {
+	validator validating.Validator
+}
+
+// CompileVAP compiles a ValidatingAdmissionPolicy as the apiserver does
+// (stored-expression environment, authorizer declared for validations and
+// conditions, not for message expressions), reporting every expression that
+// does not compile with its field path.
+func CompileVAP(vap *admissionregistrationv1.ValidatingAdmissionPolicy) (*VAP, field.ErrorList) {
+	compiler, err := plugincel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
+	spec := field.NewPath("spec")
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(spec, err)}
+	}
+	decls := plugincel.OptionalVariableDeclarations{HasParams: vap.Spec.ParamKind != nil, HasAuthorizer: true}
+	messageDecls := plugincel.OptionalVariableDeclarations{HasParams: vap.Spec.ParamKind != nil}
+	var errs field.ErrorList
+	for i, v := range vap.Spec.Variables {
+		res := compiler.CompileAndStoreVariable(&validating.Variable{Name: v.Name, Expression: v.Expression}, decls, environment.StoredExpressions)
+		if res.Error != nil {
+			errs = append(errs, field.Invalid(spec.Child("variables").Index(i).Child("expression"), v.Expression, res.Error.Detail))
+		}
+	}
+	compile := func(list []plugincel.ExpressionAccessor, path func(int) *field.Path, d plugincel.OptionalVariableDeclarations) plugincel.ConditionEvaluator {
+		for i, a := range list {
+			if a == nil {
+				continue
+			}
+			for _, e := range compiler.CompileCondition([]plugincel.ExpressionAccessor{a}, d, environment.StoredExpressions).CompilationErrors() {
+				errs = append(errs, field.Invalid(path(i), a.GetExpression(), e.Error()))
+			}
+		}
+		return compiler.CompileCondition(list, d, environment.StoredExpressions)
+	}
+	var matcher matchconditions.Matcher
+	if n := len(vap.Spec.MatchConditions); n > 0 {
+		acc := make([]plugincel.ExpressionAccessor, n)
+		for i := range vap.Spec.MatchConditions {
+			acc[i] = (*matchconditions.MatchCondition)(&vap.Spec.MatchConditions[i])
+		}
+		matcher = matchconditions.NewMatcher(compile(acc, func(i int) *field.Path {
+			return spec.Child("matchConditions").Index(i).Child("expression")
+		}, decls), vap.Spec.FailurePolicy, "policy", "validate", vap.Name)
+	}
+	rules := make([]plugincel.ExpressionAccessor, len(vap.Spec.Validations))
+	messages := make([]plugincel.ExpressionAccessor, len(vap.Spec.Validations))
+	for i, v := range vap.Spec.Validations {
+		rules[i] = &validating.ValidationCondition{Expression: v.Expression, Message: v.Message, Reason: v.Reason}
+		if v.MessageExpression != "" {
+			messages[i] = &validating.MessageExpressionCondition{MessageExpression: v.MessageExpression}
+		}
+	}
+	audits := make([]plugincel.ExpressionAccessor, len(vap.Spec.AuditAnnotations))
+	for i, a := range vap.Spec.AuditAnnotations {
+		audits[i] = &validating.AuditAnnotationCondition{Key: a.Key, ValueExpression: a.ValueExpression}
+	}
+	validator := validating.NewValidator(
+		compile(rules, func(i int) *field.Path { return spec.Child("validations").Index(i).Child("expression") }, decls),
+		matcher,
+		compile(audits, func(i int) *field.Path { return spec.Child("auditAnnotations").Index(i).Child("valueExpression") }, decls),
+		compile(messages, func(i int) *field.Path { return spec.Child("validations").Index(i).Child("messageExpression") }, messageDecls),
+		vap.Spec.FailurePolicy, nil)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return &VAP{validator: validator}, nil
+}
+
+// Validate evaluates the policy for one binding's match.
+func (v *VAP) Validate(ctx context.Context, matched schema.GroupVersionResource, va *k8sadmission.VersionedAttributes, ns *corev1.Namespace) validating.ValidateResult {
+	return v.validator.Validate(ctx, matched, va, nil, ns, celconfig.RuntimeCELCostBudget, nil)
+}

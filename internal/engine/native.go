@@ -1,0 +1,41 @@
+package engine
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+	"github.com/tollgate-dev/tollgate/internal/vap"
+)
+
+// validateNative enforces a group's ValidatingAdmissionPolicy (one per
+// group) as the apiserver would.
+func (e *Engine) validateNative(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
+	p := g.Policies[0]
+	out, err := vap.Evaluate(ctx, p.Native, req, func(name string) *corev1.Namespace { return e.namespace(name) })
+	if err != nil {
+		return errorAll(g, admission.BadRequest(err))
+	}
+	r := Result{Policy: p.Name(), Outcome: Pass}
+	resp := admission.Allowed()
+	switch {
+	case !out.Matched:
+		r.Outcome, r.Message = Skip, "does not match the request"
+	case out.Denial != "":
+		r.Outcome, r.Message = Fail, out.Denial
+		resp = admission.Denied(out.Denial)
+		resp.Code, resp.Reason = out.Code, out.Reason
+	case len(out.Warnings) > 0:
+		r.Outcome, r.Message = Warn, out.Warnings[0]
+	case len(out.Failures) > 0:
+		r.Outcome, r.Message = Warn, "audit: "+out.Failures[0]
+	}
+	resp.Warnings = out.Warnings
+	resp.AuditAnnotations = out.AuditAnnotations
+	if out.Matched {
+		resp.Policies = []string{p.Name()}
+	}
+	return Evaluation{Response: resp, Results: []Result{r}}
+}

@@ -1,0 +1,198 @@
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsjson "sigs.k8s.io/json"
+
+	"github.com/tollgate-dev/tollgate/internal/cel"
+)
+
+// Native is a Kubernetes ValidatingAdmissionPolicy, taken as users apply it
+// to a cluster, with the bindings that refer to it.
+type Native struct {
+	Policy   *admissionregistrationv1.ValidatingAdmissionPolicy
+	Bindings []*admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	// Validator is the policy compiled by the apiserver's own code.
+	Validator *cel.VAP
+}
+
+const admissionRegistrationV1 = "admissionregistration.k8s.io/v1"
+
+// isNative tells whether a document is a ValidatingAdmissionPolicy or binding.
+func isNative(js []byte) (kind string, ok bool) {
+	var tm metav1.TypeMeta
+	if json.Unmarshal(js, &tm) != nil || tm.APIVersion != admissionRegistrationV1 {
+		return "", false
+	}
+	switch tm.Kind {
+	case "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
+		return tm.Kind, true
+	}
+	return "", false
+}
+
+// decodeNative reads a ValidatingAdmissionPolicy or binding strictly, applies
+// the defaults the apiserver applies when storing it, and checks what
+// tollgate supports.
+func decodeNative(kind string, js []byte) (*Policy, field.ErrorList) {
+	strict := func(v any) field.ErrorList {
+		se, err := sigsjson.UnmarshalStrict(js, v, sigsjson.DisallowUnknownFields)
+		if err != nil {
+			return field.ErrorList{field.Invalid(field.NewPath(""), "", err.Error())}
+		}
+		var errs field.ErrorList
+		for _, e := range se {
+			errs = append(errs, field.Invalid(field.NewPath(""), "", e.Error()))
+		}
+		return errs
+	}
+	if kind == "ValidatingAdmissionPolicyBinding" {
+		b := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+		if errs := strict(b); len(errs) > 0 {
+			return nil, errs
+		}
+		defaultMatchResources(b.Spec.MatchResources)
+		var errs field.ErrorList
+		spec := field.NewPath("spec")
+		if b.Name == "" {
+			errs = append(errs, field.Required(field.NewPath("metadata", "name"), ""))
+		}
+		if b.Spec.PolicyName == "" {
+			errs = append(errs, field.Required(spec.Child("policyName"), ""))
+		}
+		if len(b.Spec.ValidationActions) == 0 {
+			errs = append(errs, field.Required(spec.Child("validationActions"), "Deny, Warn and/or Audit"))
+		}
+		seen := map[admissionregistrationv1.ValidationAction]bool{}
+		for i, a := range b.Spec.ValidationActions {
+			p := spec.Child("validationActions").Index(i)
+			switch {
+			case a != admissionregistrationv1.Deny && a != admissionregistrationv1.Warn && a != admissionregistrationv1.Audit:
+				errs = append(errs, field.NotSupported(p, a, []string{"Deny", "Warn", "Audit"}))
+			case seen[a]:
+				errs = append(errs, field.Duplicate(p, a))
+			}
+			seen[a] = true
+		}
+		if seen[admissionregistrationv1.Deny] && seen[admissionregistrationv1.Warn] {
+			errs = append(errs, field.Invalid(spec.Child("validationActions"), b.Spec.ValidationActions, "must not contain both Deny and Warn, as the apiserver requires"))
+		}
+		if b.Spec.ParamRef != nil {
+			errs = append(errs, field.Forbidden(spec.Child("paramRef"), "parameters are not supported by tollgate yet"))
+		}
+		return &Policy{Metadata: Metadata{Name: b.Name}, binding: b}, errs
+	}
+	vap := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+	if errs := strict(vap); len(errs) > 0 {
+		return nil, errs
+	}
+	s := &vap.Spec
+	if s.FailurePolicy == nil {
+		f := admissionregistrationv1.Fail
+		s.FailurePolicy = &f
+	}
+	var errs field.ErrorList
+	spec := field.NewPath("spec")
+	if vap.Name == "" {
+		errs = append(errs, field.Required(field.NewPath("metadata", "name"), ""))
+	}
+	if s.MatchConstraints == nil || len(s.MatchConstraints.ResourceRules) == 0 {
+		errs = append(errs, field.Required(spec.Child("matchConstraints", "resourceRules"), ""))
+	} else {
+		defaultMatchResources(s.MatchConstraints)
+	}
+	if s.ParamKind != nil {
+		errs = append(errs, field.Forbidden(spec.Child("paramKind"), "parameters are not supported by tollgate yet"))
+	}
+	if len(s.Validations) == 0 && len(s.AuditAnnotations) == 0 {
+		errs = append(errs, field.Required(spec.Child("validations"), "validations or auditAnnotations"))
+	}
+	named := &Policy{Metadata: Metadata{Name: vap.Name}}
+	if len(errs) > 0 {
+		return named, errs
+	}
+	compiled, cerrs := cel.CompileVAP(vap)
+	if len(cerrs) > 0 {
+		return named, cerrs
+	}
+	failure := Fail
+	if *s.FailurePolicy == admissionregistrationv1.Ignore {
+		failure = Ignore
+	}
+	return &Policy{
+		Metadata: Metadata{Name: vap.Name},
+		Spec:     Spec{FailurePolicy: failure},
+		Native:   &Native{Policy: vap, Validator: compiled},
+	}, nil
+}
+
+// defaultMatchResources applies the apiserver's defaults for stored
+// objects: empty selectors match everything, matchPolicy is Equivalent and
+// rules apply to every scope.
+func defaultMatchResources(m *admissionregistrationv1.MatchResources) {
+	if m == nil {
+		return
+	}
+	if m.NamespaceSelector == nil {
+		m.NamespaceSelector = &metav1.LabelSelector{}
+	}
+	if m.ObjectSelector == nil {
+		m.ObjectSelector = &metav1.LabelSelector{}
+	}
+	if m.MatchPolicy == nil {
+		p := admissionregistrationv1.Equivalent
+		m.MatchPolicy = &p
+	}
+	for _, rules := range [][]admissionregistrationv1.NamedRuleWithOperations{m.ResourceRules, m.ExcludeResourceRules} {
+		for i := range rules {
+			if rules[i].Scope == nil {
+				s := admissionregistrationv1.AllScopes
+				rules[i].Scope = &s
+			}
+		}
+	}
+}
+
+// attachBindings gives each native policy its bindings; a binding naming a
+// policy that is not loaded is an error, since it would silently do nothing.
+func attachBindings(policies []*Policy) ([]*Policy, []error) {
+	byName := map[string]*Policy{}
+	for _, p := range policies {
+		if p.Native != nil {
+			byName[p.Name()] = p
+		}
+	}
+	var out []*Policy
+	var errs []error
+	for _, p := range policies {
+		if p.binding == nil {
+			out = append(out, p)
+			continue
+		}
+		target, ok := byName[p.binding.Spec.PolicyName]
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s: ValidatingAdmissionPolicyBinding %q: spec.policyName: ValidatingAdmissionPolicy %q is not loaded", p.Source, p.Name(), p.binding.Spec.PolicyName))
+			continue
+		}
+		target.Native.Bindings = append(target.Native.Bindings, p.binding)
+	}
+	return out, errs
+}
+
+// Kind names what the policy is, for messages.
+func (p *Policy) KindName() string {
+	switch {
+	case p.Native != nil:
+		return "ValidatingAdmissionPolicy"
+	case p.binding != nil:
+		return "ValidatingAdmissionPolicyBinding"
+	default:
+		return strings.TrimSpace(Kind)
+	}
+}

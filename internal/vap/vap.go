@@ -1,0 +1,217 @@
+// Package vap enforces Kubernetes ValidatingAdmissionPolicies as the
+// kube-apiserver does: it matches a request against the policy's
+// matchConstraints and each binding's matchResources with the apiserver's
+// own matcher, evaluates the compiled policy, and turns decisions into a
+// denial, warnings and audit annotations according to each binding's
+// validationActions, with the apiserver's wording.
+package vap
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/matching"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	"k8s.io/apiserver/pkg/authentication/user"
+	listersv1 "k8s.io/client-go/listers/core/v1"
+
+	tgadmission "github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+// Namespaces returns a namespace by name (nil when unknown).
+type Namespaces func(name string) *corev1.Namespace
+
+// Outcome is what a ValidatingAdmissionPolicy made of a request.
+type Outcome struct {
+	Matched bool
+	// Denial is the apiserver's message for the first denied decision, with
+	// its status reason and code; empty when nothing is denied.
+	Denial string
+	Reason string
+	Code   int32
+	// Warnings and AuditAnnotations as the apiserver would add them.
+	Warnings         []string
+	AuditAnnotations map[string]string
+	// Failures are every failed validation, for reports.
+	Failures []string
+}
+
+var objectInterfaces = admission.NewObjectInterfacesFromScheme(runtime.NewScheme())
+
+// Evaluate runs one native policy on a request.
+func Evaluate(ctx context.Context, n *policy.Native, req *tgadmission.Request, namespaces Namespaces) (Outcome, error) {
+	obj, err := unstructuredOf(req.Object)
+	if err != nil {
+		return Outcome{}, err
+	}
+	old, err := unstructuredOf(req.OldObject)
+	if err != nil {
+		return Outcome{}, err
+	}
+	attrs := admission.NewAttributesRecord(obj, old, req.Kind, req.Namespace, req.Name, req.Resource, req.SubResource,
+		admission.Operation(req.Operation), nil, req.DryRun,
+		&user.DefaultInfo{Name: req.UserInfo.Username, UID: req.UserInfo.UID, Groups: req.UserInfo.Groups})
+	matcher := generic.NewPolicyMatcher(matching.NewMatcher(lister(namespaces), nil))
+	def := n.Policy
+	var out Outcome
+	var denied []denial
+	configError := func(err error, binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+		if *def.Spec.FailurePolicy == admissionregistrationv1.Ignore {
+			return
+		}
+		what := "policy"
+		if binding != nil {
+			what = "binding"
+		}
+		denied = append(denied, denial{binding: binding, message: fmt.Sprintf("failed to configure %s: %v", what, err)})
+	}
+	matches, resource, kind, err := matcher.DefinitionMatches(attrs, objectInterfaces, validating.NewValidatingAdmissionPolicyAccessor(def))
+	if err != nil {
+		configError(err, nil)
+		return out.finish(def, denied), nil
+	}
+	if !matches {
+		return out, nil
+	}
+	out.Matched = true
+	var ns *corev1.Namespace
+	if req.Namespace != "" && !(req.Kind.Kind == "Namespace" && req.Kind.Group == "" && req.Kind.Version == "v1") {
+		ns = namespaces(req.Namespace)
+	}
+	va := &admission.VersionedAttributes{Attributes: attrs, VersionedKind: kind,
+		VersionedObject: admission.NewLazyObject(obj), VersionedOldObject: admission.NewLazyObject(old)}
+	audit := map[string]string{}
+	var failures []failure
+	for _, b := range n.Bindings {
+		bm, err := matcher.BindingMatches(attrs, objectInterfaces, validating.NewValidatingAdmissionPolicyBindingAccessor(b))
+		if err != nil {
+			configError(err, b)
+			continue
+		}
+		if !bm {
+			continue
+		}
+		res := n.Validator.Validate(ctx, resource, va, ns)
+		for i, d := range res.Decisions {
+			if d.Action != validating.ActionDeny {
+				continue
+			}
+			out.Failures = append(out.Failures, d.Message)
+			for _, action := range b.Spec.ValidationActions {
+				switch action {
+				case admissionregistrationv1.Deny:
+					denied = append(denied, denial{binding: b, message: d.Message, reason: string(d.Reason)})
+				case admissionregistrationv1.Warn:
+					out.Warnings = append(out.Warnings, fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", def.Name, b.Name, d.Message))
+				case admissionregistrationv1.Audit:
+					failures = append(failures, failure{Message: d.Message, Policy: def.Name, Binding: b.Name, ExpressionIndex: i, ValidationActions: b.Spec.ValidationActions})
+				}
+			}
+		}
+		for _, a := range res.AuditAnnotations {
+			switch a.Action {
+			case validating.AuditAnnotationActionPublish:
+				audit[def.Name+"/"+a.Key] = a.Value
+			case validating.AuditAnnotationActionError:
+				denied = append(denied, denial{binding: b, message: a.Error})
+			}
+		}
+	}
+	if len(failures) > 0 {
+		v, _ := json.Marshal(failures)
+		audit["validation.policy.admission.k8s.io/validation_failure"] = string(v)
+	}
+	if len(audit) > 0 {
+		out.AuditAnnotations = audit
+	}
+	return out.finish(def, denied), nil
+}
+
+type denial struct {
+	binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	message string
+	reason  string
+}
+
+// failure is the apiserver's audit record of a failed validation.
+type failure struct {
+	Message           string                                     `json:"message"`
+	Policy            string                                     `json:"policy"`
+	Binding           string                                     `json:"binding"`
+	ExpressionIndex   int                                        `json:"expressionIndex"`
+	ValidationActions []admissionregistrationv1.ValidationAction `json:"validationActions"`
+}
+
+// finish words the first denial as the apiserver does.
+func (o Outcome) finish(def *admissionregistrationv1.ValidatingAdmissionPolicy, denied []denial) Outcome {
+	if len(denied) == 0 {
+		return o
+	}
+	d := denied[0]
+	if d.binding != nil {
+		o.Denial = fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s", def.Name, d.binding.Name, d.message)
+	} else {
+		o.Denial = fmt.Sprintf("ValidatingAdmissionPolicy '%s' denied request: %s", def.Name, d.message)
+	}
+	o.Reason = d.reason
+	if o.Reason == "" {
+		o.Reason = "Invalid"
+	}
+	o.Code = codeOf(o.Reason)
+	return o
+}
+
+func codeOf(reason string) int32 {
+	switch reason {
+	case "Unauthorized":
+		return http.StatusUnauthorized
+	case "Forbidden":
+		return http.StatusForbidden
+	case "RequestEntityTooLarge":
+		return http.StatusRequestEntityTooLarge
+	default:
+		return http.StatusUnprocessableEntity
+	}
+}
+
+func unstructuredOf(raw []byte) (runtime.Object, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	u := &unstructured.Unstructured{}
+	if err := json.Unmarshal(raw, &u.Object); err != nil {
+		return nil, fmt.Errorf("cannot read object: %w", err)
+	}
+	return u, nil
+}
+
+// lister adapts Namespaces to the NamespaceLister the matcher reads.
+type lister Namespaces
+
+func (l lister) List(labels.Selector) ([]*corev1.Namespace, error) {
+	return nil, errors.New("not supported")
+}
+
+// Get never answers NotFound: the matcher would then ask a client, and a
+// namespace tollgate does not know has, as every namespace, the label
+// kubernetes.io/metadata.name.
+func (l lister) Get(name string) (*corev1.Namespace, error) {
+	if ns := l(name); ns != nil {
+		return ns, nil
+	}
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/metadata.name": name}}}, nil
+}
+
+var _ listersv1.NamespaceLister = lister(nil)

@@ -1,0 +1,384 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+
+	"github.com/tollgate-dev/tollgate/internal/certs"
+	"github.com/tollgate-dev/tollgate/test/e2e/framework"
+)
+
+// warnings collects the warnings of one request at a time.
+type warnings struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.list = append(w.list, text)
+}
+
+func (w *warnings) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.list
+	w.list = nil
+	return out
+}
+
+// TestVAPDifferential applies the same ValidatingAdmissionPolicies natively
+// (bound to namespace diff-native) and through tollgate (bound to
+// diff-tollgate), creates the same corpus in both, and requires the same
+// decision, HTTP code, message and warnings for every object.
+func TestVAPDifferential(t *testing.T) {
+	ctx := context.Background()
+	template, err := os.ReadFile("testdata/vap-policies.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ns, label := range map[string]string{"diff-native": "native", "diff-tollgate": "tollgate"} {
+		if err := framework.EnsureNamespace(ctx, cluster.client, ns, map[string]string{"differential": label}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	applyNative(t, bytes.ReplaceAll(template, []byte("PLACEHOLDER"), []byte("native")))
+	addr := startVAPTollgate(t, bytes.ReplaceAll(template, []byte("PLACEHOLDER"), []byte("tollgate")))
+
+	w := &warnings{}
+	cfg := rest.CopyConfig(cluster.restConfig)
+	cfg.WarningHandler = w
+	client := kubernetes.NewForConfigOrDie(cfg)
+	// Both sides must be in effect before the corpus runs.
+	for _, ns := range []string{"diff-native", "diff-tollgate"} {
+		waitForDenial(t, client, ns)
+	}
+	t.Logf("tollgate serving the policies at %s", addr)
+
+	corpus := vapCorpus()
+	denied, warned := 0, 0
+	for _, obj := range corpus {
+		native := createIn(ctx, t, client, w, "diff-native", obj)
+		through := createIn(ctx, t, client, w, "diff-tollgate", obj)
+		name := fmt.Sprintf("%T %s", obj, obj.(metav1.Object).GetName())
+		if native.allowed != through.allowed || native.code != through.code || native.message != through.message {
+			t.Errorf("%s:\n native:   allowed=%v code=%d %q\n tollgate: allowed=%v code=%d %q", name,
+				native.allowed, native.code, native.message, through.allowed, through.code, through.message)
+		}
+		if strings.Join(native.warnings, "\n") != strings.Join(through.warnings, "\n") {
+			t.Errorf("%s: warnings differ\n native:   %q\n tollgate: %q", name, native.warnings, through.warnings)
+		}
+		if !native.allowed {
+			denied++
+			// Each side must have been judged by its own enforcer.
+			if !strings.Contains(native.raw, "is forbidden: ValidatingAdmissionPolicy") || !strings.Contains(through.raw, `admission webhook "`) {
+				t.Errorf("%s: not judged by the expected enforcers:\n native:   %s\n tollgate: %s", name, native.raw, through.raw)
+			}
+			if denied == 1 {
+				t.Logf("e.g. native: %s\n     tollgate: %s", native.raw, through.raw)
+			}
+		}
+		if len(native.warnings) > 0 {
+			warned++
+		}
+	}
+	t.Logf("differential corpus: %d objects of 5 kinds against 5 policies: %d denied, %d warned, %d allowed silently; every decision, code, message and warning equal",
+		len(corpus), denied, warned, len(corpus)-denied-warned)
+	if len(corpus) < 40 || denied < 10 || warned < 3 {
+		t.Errorf("the corpus is too weak: %d objects, %d denied, %d warned", len(corpus), denied, warned)
+	}
+}
+
+type answer struct {
+	allowed  bool
+	code     int32
+	message  string
+	warnings []string
+	raw      string // the error as the client got it
+}
+
+// createIn dry-run creates obj in ns and reports what the apiserver said,
+// the message stripped of what names the enforcer (the apiserver's
+// "<kind> is forbidden:" or the webhook's "denied the request:").
+func createIn(ctx context.Context, t *testing.T, client kubernetes.Interface, w *warnings, ns string, obj runtime.Object) answer {
+	t.Helper()
+	obj = obj.DeepCopyObject()
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	w.take()
+	var err error
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		_, err = client.CoreV1().Pods(ns).Create(ctx, o, dry)
+	case *appsv1.Deployment:
+		_, err = client.AppsV1().Deployments(ns).Create(ctx, o, dry)
+	case *corev1.ConfigMap:
+		_, err = client.CoreV1().ConfigMaps(ns).Create(ctx, o, dry)
+	case *corev1.Service:
+		_, err = client.CoreV1().Services(ns).Create(ctx, o, dry)
+	case *corev1.Secret:
+		_, err = client.CoreV1().Secrets(ns).Create(ctx, o, dry)
+	default:
+		t.Fatalf("unexpected %T", obj)
+	}
+	a := answer{allowed: err == nil, warnings: w.take()}
+	if err != nil {
+		a.raw = err.Error()
+		var status apierrors.APIStatus
+		if s, ok := err.(apierrors.APIStatus); ok {
+			status = s
+			a.code = status.Status().Code
+		}
+		msg := err.Error()
+		for _, marker := range []string{"denied the request: ", "is forbidden: "} {
+			if i := strings.Index(msg, marker); i >= 0 {
+				msg = msg[i+len(marker):]
+				break
+			}
+		}
+		a.message = msg
+	}
+	return a
+}
+
+func applyNative(t *testing.T, docs []byte) {
+	t.Helper()
+	ctx := context.Background()
+	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+	reader := utilyaml.NewYAMLReader(bufioReader(docs))
+	for {
+		doc, err := reader.Read()
+		if err != nil {
+			break
+		}
+		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
+			continue
+		}
+		obj, _, err := decoder.Decode(doc, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch o := obj.(type) {
+		case *admissionregistrationv1.ValidatingAdmissionPolicy:
+			_, err = cluster.client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, o, metav1.CreateOptions{})
+		case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
+			_, err = cluster.client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, o, metav1.CreateOptions{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// startVAPTollgate runs a second tollgate with the policies, namespace
+// labels from the apiserver, and registers it as `tollgate manifests` says.
+func startVAPTollgate(t *testing.T, docs []byte) string {
+	t.Helper()
+	dir := filepath.Join(cluster.work, "vap")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "policies.yaml"), docs, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	port, err := framework.FreePort("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	logf, err := os.Create(filepath.Join(cluster.work, "tollgate-vap.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(cluster.bin, "serve", "--listen", addr, "--config", dir,
+		"--tls-cert-file", filepath.Join(cluster.certDir, certs.CertFile), "--tls-private-key-file", filepath.Join(cluster.certDir, certs.KeyFile),
+		"--kubeconfig", cluster.kubeconfig, "--namespace", ownNamespace, "--register=false", "--leader-elect=false", "--metrics-listen=")
+	cmd.Env = framework.ProcessEnv()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Unregister before stopping, or every later test would call a
+		// webhook that is gone.
+		ctx := context.Background()
+		_ = cluster.client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, "tollgate-vap", metav1.DeleteOptions{})
+		_ = cluster.client.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, "tollgate-vap", metav1.DeleteOptions{})
+		// Wait until the apiserver's webhook informer has let go of it.
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			_, err := cluster.client.AppsV1().Deployments("diff-tollgate").Create(ctx, deployment("gone", 9), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			if err == nil {
+				break
+			}
+		}
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		if t.Failed() {
+			data, _ := os.ReadFile(logf.Name())
+			t.Logf("tollgate-vap log:\n%s", tail(data, 6000))
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := httpsClient().Get("https://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tollgate-vap not ready: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	out, err := exec.Command(cluster.bin, "manifests", "--config", dir, "--url", "https://"+addr, "--name", "tollgate-vap",
+		"--ca-file", filepath.Join(cluster.certDir, certs.CAFile), "--namespace", ownNamespace).Output()
+	if err != nil {
+		t.Fatalf("manifests: %v", err)
+	}
+	apply := exec.Command("kubectl", "--kubeconfig", cluster.kubeconfig, "apply", "--server-side", "-f", "-")
+	apply.Stdin = bytes.NewReader(out)
+	if msg, err := apply.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, msg)
+	}
+	return addr
+}
+
+func waitForDenial(t *testing.T, client kubernetes.Interface, ns string) {
+	t.Helper()
+	d := deployment("probe", 9)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := client.AppsV1().Deployments(ns).Create(context.Background(), d, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil && strings.Contains(err.Error(), "replicas 9 is more than 5") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("policies not in effect in %s: %v", ns, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func deployment(name string, replicas int32) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example.com/app:1"}}},
+			},
+		},
+	}
+}
+
+// vapCorpus is the objects both sides must judge alike.
+func vapCorpus() []runtime.Object {
+	var out []runtime.Object
+	for r := int32(0); r <= 8; r++ {
+		out = append(out, deployment(fmt.Sprintf("replicas-%d", r), r))
+	}
+	limited := corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}}
+	podWith := func(name string, labels map[string]string, containers ...corev1.Container) *corev1.Pod {
+		l := map[string]string{"environment": "dev"}
+		for k, v := range labels {
+			l[k] = v
+		}
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l}, Spec: corev1.PodSpec{Containers: containers}}
+	}
+	c := func(name, image string, limits bool) corev1.Container {
+		ct := corev1.Container{Name: name, Image: image}
+		if limits {
+			ct.Resources = limited
+		}
+		return ct
+	}
+	out = append(out,
+		podWith("good", nil, c("a", "registry.example.com/app:1", true)),
+		podWith("latest", nil, c("a", "registry.example.com/app:latest", true)),
+		podWith("docker-hub", nil, c("a", "docker.io/nginx:1.27", true)),
+		podWith("no-limits", nil, c("a", "registry.example.com/app:1", false)),
+		podWith("everything-wrong", nil, c("a", "nginx:latest", false)),
+		podWith("second-latest", nil, c("a", "registry.example.com/a:1", true), c("b", "registry.example.com/b:latest", true)),
+		podWith("second-no-limits", nil, c("a", "registry.example.com/a:1", true), c("b", "registry.example.com/b:2", false)),
+		podWith("exempt", map[string]string{"exempt": "yes"}, c("a", "nginx:latest", false)),
+		podWith("two-good", nil, c("a", "registry.example.com/a:1", true), c("b", "registry.example.com/b:2", true)),
+		podWith("quay", nil, c("a", "quay.io/x/y:3", true)),
+	)
+	cm := func(name string, data map[string]string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data}
+	}
+	out = append(out,
+		cm("empty", nil),
+		cm("one", map[string]string{"a": "1"}),
+		cm("three", map[string]string{"a": "1", "b": "2", "c": "3"}),
+		cm("four", map[string]string{"a": "1", "b": "2", "c": "3", "d": "4"}),
+		cm("upper", map[string]string{"Key": "1"}),
+		cm("upper-and-many", map[string]string{"A": "1", "B": "2", "c": "3", "d": "4"}),
+		cm("dotted", map[string]string{"app.conf": "x"}),
+		cm("kube-root-ca.crt", map[string]string{"A": "1", "B": "2", "C": "3", "D": "4"}),
+	)
+	svc := func(name string, typ corev1.ServiceType, labels map[string]string, ports ...int32) *corev1.Service {
+		s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: corev1.ServiceSpec{Type: typ, Selector: map[string]string{"app": "x"}}}
+		for i, p := range ports {
+			s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: fmt.Sprintf("p%d", i), Port: p})
+		}
+		return s
+	}
+	out = append(out,
+		svc("http", "", nil, 80),
+		svc("https", "", nil, 443),
+		svc("high", "", nil, 8080),
+		svc("ssh", "", nil, 22),
+		svc("smtp-and-http", "", nil, 80, 25),
+		svc("nodeport", corev1.ServiceTypeNodePort, nil, 8080),
+		svc("nodeport-ssh", corev1.ServiceTypeNodePort, nil, 22),
+		svc("unchecked", "", map[string]string{"unchecked": "yes"}, 22),
+		svc("cluster-ip", corev1.ServiceTypeClusterIP, nil, 9090),
+	)
+	secret := func(name string, typ corev1.SecretType, data map[string][]byte) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}, Type: typ, Data: data}
+	}
+	out = append(out,
+		secret("opaque", corev1.SecretTypeOpaque, map[string][]byte{"token": []byte("x")}),
+		secret("basic-auth", corev1.SecretTypeBasicAuth, map[string][]byte{"username": []byte("u"), "password": []byte("correct horse battery")}),
+		secret("short-password", corev1.SecretTypeOpaque, map[string][]byte{"password": []byte("abc")}),
+		secret("long-password", corev1.SecretTypeOpaque, map[string][]byte{"password": []byte("a very long passphrase")}),
+		secret("no-data", corev1.SecretTypeOpaque, nil),
+	)
+	return out
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}
