@@ -16,7 +16,7 @@ KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION:v%=%))) \
 	-X k8s.io/component-base/version.gitTreeState=clean
 
-.PHONY: run build test unit e2e control-plane lint clean
+.PHONY: run build test unit e2e control-plane lint clean bench
 .DEFAULT_GOAL := build
 
 run: ## Serve on :8443 with the embedded defaults and a self-signed certificate.
@@ -38,6 +38,10 @@ unit:
 e2e: control-plane
 	KUBEBUILDER_ASSETS=$(ASSETS) $(GO) test -tags e2e -count=1 -timeout 20m -p 1 -v ./test/e2e/... 2>&1 | tee e2e.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:'
 
+bench: control-plane ## Load benchmark side by side with a floor and a typed webhook; writes bench-results.md.
+	KUBEBUILDER_ASSETS=$(ASSETS) $(GO) -C hack/bench run . -root ../.. | tee bench-results.md
+	$(GO) test -run XXX -bench . -benchmem ./internal/webhook ./internal/engine ./internal/check | tee -a bench-results.md
+
 control-plane: $(ASSETS)/kube-apiserver $(ASSETS)/etcd
 
 $(ASSETS)/kube-apiserver:
@@ -52,4 +56,4 @@ $(ASSETS)/etcd:
 	mv $(ASSETS)/etcd.tmp $@
 
 clean:
-	rm -rf bin e2e.log
+	rm -rf bin e2e.log bench-results.md

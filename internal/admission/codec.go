@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/valyala/fastjson"
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -28,45 +29,152 @@ type Review struct {
 	Request    Request
 }
 
-// Decode reads an AdmissionReview in either supported version.
-// Every failure wraps ErrBadReview.
+// Reviews are parsed with fastjson, in one pass over the body and with no
+// reflection: on the 16 KB Pod review captured from kube-apiserver 1.37 it
+// takes about a fifth of what encoding/json needs merely to find the uid
+// (BenchmarkDecode in internal/webhook). Parsers are reused.
+var parsers fastjson.ParserPool
+
+// Decode reads an AdmissionReview in either supported version, and the
+// metadata of its object and old object. Every failure wraps ErrBadReview.
 func Decode(body []byte) (*Review, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, fmt.Errorf("%w: empty body", ErrBadReview)
 	}
-	var wire admissionv1.AdmissionReview
-	if err := json.Unmarshal(body, &wire); err != nil {
+	p := parsers.Get()
+	defer parsers.Put(p)
+	v, err := p.ParseBytes(body)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadReview, err)
 	}
-	if wire.Kind != "AdmissionReview" {
-		return nil, fmt.Errorf("%w: kind is %q, want AdmissionReview", ErrBadReview, wire.Kind)
+	return fromValue(v)
+}
+
+func fromValue(v *fastjson.Value) (*Review, error) {
+	if v.Type() != fastjson.TypeObject {
+		return nil, fmt.Errorf("%w: want a JSON object, got %s", ErrBadReview, v.Type())
 	}
-	if wire.APIVersion != VersionV1 && wire.APIVersion != VersionV1beta1 {
-		return nil, fmt.Errorf("%w: apiVersion %q is not %s or %s", ErrBadReview, wire.APIVersion, VersionV1, VersionV1beta1)
+	kind, apiVersion := str(v, "kind"), str(v, "apiVersion")
+	if kind != "AdmissionReview" {
+		return nil, fmt.Errorf("%w: kind is %q, want AdmissionReview", ErrBadReview, kind)
 	}
-	r := wire.Request
-	if r == nil {
+	if apiVersion != VersionV1 && apiVersion != VersionV1beta1 {
+		return nil, fmt.Errorf("%w: apiVersion %q is not %s or %s", ErrBadReview, apiVersion, VersionV1, VersionV1beta1)
+	}
+	r := v.Get("request")
+	if r == nil || r.Type() == fastjson.TypeNull {
 		return nil, fmt.Errorf("%w: no request", ErrBadReview)
 	}
-	if r.UID == "" {
+	if r.Type() != fastjson.TypeObject {
+		return nil, fmt.Errorf("%w: request is not an object", ErrBadReview)
+	}
+	req := Request{
+		UID:         str(r, "uid"),
+		Kind:        schema.GroupVersionKind{Group: str(r, "kind", "group"), Version: str(r, "kind", "version"), Kind: str(r, "kind", "kind")},
+		Resource:    schema.GroupVersionResource{Group: str(r, "resource", "group"), Version: str(r, "resource", "version"), Resource: str(r, "resource", "resource")},
+		SubResource: str(r, "subResource"),
+		Name:        str(r, "name"),
+		Namespace:   str(r, "namespace"),
+		Operation:   Operation(str(r, "operation")),
+		UserInfo:    UserInfo{Username: str(r, "userInfo", "username"), UID: str(r, "userInfo", "uid")},
+		DryRun:      r.GetBool("dryRun"),
+	}
+	if req.UID == "" {
 		return nil, fmt.Errorf("%w: request has no uid", ErrBadReview)
 	}
-	return &Review{
-		APIVersion: wire.APIVersion,
-		Request: Request{
-			UID:         string(r.UID),
-			Kind:        schema.GroupVersionKind(r.Kind),
-			Resource:    schema.GroupVersionResource(r.Resource),
-			SubResource: r.SubResource,
-			Name:        r.Name,
-			Namespace:   r.Namespace,
-			Operation:   Operation(r.Operation),
-			UserInfo:    UserInfo{Username: r.UserInfo.Username, UID: r.UserInfo.UID, Groups: r.UserInfo.Groups},
-			Object:      r.Object.Raw,
-			OldObject:   r.OldObject.Raw,
-			DryRun:      r.DryRun != nil && *r.DryRun,
-		},
-	}, nil
+	for _, g := range r.GetArray("userInfo", "groups") {
+		req.UserInfo.Groups = append(req.UserInfo.Groups, string(g.GetStringBytes()))
+	}
+	// A shape the policies cannot read is not a transport error: the engine
+	// answers it with a denial the apiserver can relay, uid and all.
+	req.Object, req.ObjectMeta, req.ShapeError = object(r.Get("object"))
+	var oldErr error
+	req.OldObject, req.OldObjectMeta, oldErr = object(r.Get("oldObject"))
+	if req.ShapeError == nil && oldErr != nil {
+		req.ShapeError = fmt.Errorf("oldObject: %w", oldErr)
+	}
+	return &Review{APIVersion: apiVersion, Request: req}, nil
+}
+
+// str is the string at path, "" when absent or not a string.
+func str(v *fastjson.Value, path ...string) string {
+	return string(v.GetStringBytes(path...))
+}
+
+// object returns an embedded object's JSON (nil when absent or null) and its
+// metadata. The JSON is re-encoded from the parsed value: the same object,
+// though not necessarily the same bytes.
+func object(v *fastjson.Value) ([]byte, *ObjectMeta, error) {
+	if v == nil || v.Type() == fastjson.TypeNull {
+		return nil, nil, nil
+	}
+	raw := v.MarshalTo(make([]byte, 0, 4096))
+	if v.Type() != fastjson.TypeObject {
+		return raw, nil, fmt.Errorf("cannot read object: want a JSON object, got %s", v.Type())
+	}
+	meta, err := metaOf(v)
+	if err != nil {
+		return raw, nil, fmt.Errorf("cannot read object: %w", err)
+	}
+	return raw, meta, nil
+}
+
+// metaOf reads what every policy may need of any object, and checks its
+// shape is one Kubernetes could have sent.
+func metaOf(v *fastjson.Value) (*ObjectMeta, error) {
+	m := &ObjectMeta{}
+	if md := v.Get("metadata"); md != nil && md.Type() != fastjson.TypeNull {
+		if md.Type() != fastjson.TypeObject {
+			return nil, fmt.Errorf("metadata must be an object, got %s", md.Type())
+		}
+		var err error
+		if m.Name, err = optString(md, "name"); err != nil {
+			return nil, err
+		}
+		if m.GenerateName, err = optString(md, "generateName"); err != nil {
+			return nil, err
+		}
+		if m.Namespace, err = optString(md, "namespace"); err != nil {
+			return nil, err
+		}
+		if l := md.Get("labels"); l != nil && l.Type() != fastjson.TypeNull {
+			o, err := l.Object()
+			if err != nil {
+				return nil, fmt.Errorf("metadata.labels must be an object of strings")
+			}
+			m.Labels = make(map[string]string, o.Len())
+			o.Visit(func(k []byte, val *fastjson.Value) {
+				s, e := val.StringBytes()
+				if e != nil && err == nil {
+					err = fmt.Errorf("metadata.labels.%s must be a string, got %s", k, val.Type())
+				}
+				m.Labels[string(k)] = string(s)
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	if s := v.Get("spec"); s != nil && s.Type() != fastjson.TypeNull && s.Type() != fastjson.TypeObject {
+		out := s.MarshalTo(nil)
+		if len(out) > 40 {
+			out = append(out[:40], "..."...)
+		}
+		return nil, fmt.Errorf("spec must be an object, got %s", out)
+	}
+	return m, nil
+}
+
+func optString(v *fastjson.Value, key string) (string, error) {
+	f := v.Get(key)
+	if f == nil || f.Type() == fastjson.TypeNull {
+		return "", nil
+	}
+	b, err := f.StringBytes()
+	if err != nil {
+		return "", fmt.Errorf("metadata.%s must be a string, got %s", key, f.Type())
+	}
+	return string(b), nil
 }
 
 // Encode writes the answer to a request of the given uid as an AdmissionReview

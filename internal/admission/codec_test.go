@@ -54,8 +54,8 @@ func TestDecodeRejects(t *testing.T) {
 	}{
 		{"empty", "", "empty body"},
 		{"blank", "  \n", "empty body"},
-		{"not json", "{", "unexpected end"},
-		{"array", "[]", "cannot unmarshal"},
+		{"not json", "{", "cannot parse"},
+		{"array", "[]", "want a JSON object"},
 		{"no request", `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`, "no request"},
 		{"unknown version", `{"apiVersion":"admission.k8s.io/v2","kind":"AdmissionReview","request":{"uid":"1"}}`, `apiVersion "admission.k8s.io/v2"`},
 		{"wrong kind", `{"apiVersion":"admission.k8s.io/v1","kind":"Pod","request":{"uid":"1"}}`, `kind is "Pod"`},

@@ -37,4 +37,16 @@ type Request struct {
 	Object      []byte
 	OldObject   []byte
 	DryRun      bool
+	// ObjectMeta and OldObjectMeta are read by Decode in the same pass as
+	// the review; nil when the request was built otherwise (offline checks).
+	// Whoever changes Object must set ObjectMeta to nil.
+	ObjectMeta, OldObjectMeta *ObjectMeta
+	// ShapeError says why an object's metadata or spec could not be read.
+	ShapeError error
+}
+
+// ObjectMeta is the part of an object every policy may read.
+type ObjectMeta struct {
+	Name, GenerateName, Namespace string
+	Labels                        map[string]string
 }

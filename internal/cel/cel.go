@@ -129,6 +129,29 @@ type Input struct {
 	DryRun            bool
 	User              user.Info
 	NamespaceObject   *corev1.Namespace
+
+	// attrs is built on first use and shared by every policy evaluated on
+	// this input, so the objects' CEL values are converted once per request.
+	attrs *k8sadmission.VersionedAttributes
+}
+
+// As returns a copy of the input about other objects of another kind, such
+// as the Pod a Deployment's template makes.
+func (in *Input) As(obj, old runtime.Object, kind schema.GroupVersionKind, resource schema.GroupVersionResource) *Input {
+	out := *in
+	out.Object, out.OldObject, out.Kind, out.Resource = obj, old, kind, resource
+	out.attrs = nil
+	return &out
+}
+
+func (in *Input) versioned() *k8sadmission.VersionedAttributes {
+	if in.attrs == nil {
+		attrs := k8sadmission.NewAttributesRecord(in.Object, in.OldObject, in.Kind, in.Namespace, in.Name, in.Resource, in.SubResource,
+			k8sadmission.Operation(in.Operation), nil, in.DryRun, in.User)
+		in.attrs = &k8sadmission.VersionedAttributes{Attributes: attrs, VersionedKind: in.Kind,
+			VersionedObject: k8sadmission.NewLazyObject(in.Object), VersionedOldObject: k8sadmission.NewLazyObject(in.OldObject)}
+	}
+	return in.attrs
 }
 
 // Outcome is what a program made of an input.
@@ -150,9 +173,7 @@ type Violation struct {
 // Evaluate runs the program. It never panics on a hostile object: errors
 // and the cost budget are reported in Outcome.Err.
 func (p *Program) Evaluate(ctx context.Context, in *Input) Outcome {
-	attrs := k8sadmission.NewAttributesRecord(in.Object, in.OldObject, in.Kind, in.Namespace, in.Name, in.Resource, in.SubResource,
-		k8sadmission.Operation(in.Operation), nil, in.DryRun, in.User)
-	va := &k8sadmission.VersionedAttributes{Attributes: attrs, VersionedKind: in.Kind, VersionedObject: k8sadmission.NewLazyObject(in.Object), VersionedOldObject: k8sadmission.NewLazyObject(in.OldObject)}
+	va := in.versioned()
 	if p.conditions != nil {
 		m := p.conditions.Match(ctx, va, nil, nil)
 		if m.Error != nil {

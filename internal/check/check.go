@@ -166,6 +166,7 @@ func one(ctx context.Context, eng *engine.Engine, obj *manifest.Object, old map[
 				return f
 			}
 			req.Object, f.Patched = patched, patched
+			req.ObjectMeta = nil // read again from the patched object
 		}
 	}
 	return f

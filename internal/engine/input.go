@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,30 +15,24 @@ import (
 // input is what validation reads of a request: the metadata always, the
 // whole objects only when a CEL policy needs them, decoded once.
 type input struct {
-	meta              *objectMeta
+	meta              *admission.ObjectMeta
 	labels, oldLabels map[string]string
 
 	obj, oldObj runtime.Object
 	decoded     bool
 	decodeErr   error
+	celInput    *cel.Input // shared by the request's policies
+	tmpl        *template  // the Pod template view, likewise
 }
 
 func newInput(req *admission.Request) (*input, error) {
-	raw := req.Object
-	if len(raw) == 0 {
-		raw = req.OldObject // DELETE: the object is gone, oldObject has it
-	}
-	m, err := decodeMeta(raw)
+	m, old, err := metaOf(req)
 	if err != nil {
 		return nil, err
 	}
-	in := &input{meta: m, labels: m.Metadata.Labels}
-	if len(req.Object) > 0 && len(req.OldObject) > 0 {
-		old, err := decodeMeta(req.OldObject)
-		if err != nil {
-			return nil, err
-		}
-		in.oldLabels = old.Metadata.Labels
+	in := &input{meta: m, labels: m.Labels}
+	if len(req.Object) > 0 && old != nil {
+		in.oldLabels = old.Labels
 		if in.oldLabels == nil {
 			in.oldLabels = map[string]string{}
 		}
@@ -66,18 +58,23 @@ func unstructuredOf(raw []byte) (runtime.Object, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(raw, &u.Object); err != nil {
-		return nil, fmt.Errorf("cannot read object: %w", err)
+	u, err := cel.ObjectFromJSON(raw)
+	if err != nil {
+		return nil, err
 	}
 	return u, nil
 }
 
 func (in *input) cel(req *admission.Request, ns *corev1.Namespace) (*cel.Input, error) {
+	if in.celInput != nil {
+		return in.celInput, nil
+	}
 	if err := in.decode(req); err != nil {
 		return nil, err
 	}
-	return in.celFor(req, in.obj, ns)
+	ci, err := in.celFor(req, in.obj, ns)
+	in.celInput = ci
+	return ci, err
 }
 
 // celFor is the CEL input of req with obj as the object.
@@ -110,6 +107,9 @@ var errNoTemplate = errors.New("the object has no pod template")
 // (spec.template) or CronJob (spec.jobTemplate.spec.template) into a Pod
 // with the template's metadata and spec, named after the controller.
 func (in *input) podTemplate(req *admission.Request, ns *corev1.Namespace) (*template, error) {
+	if in.tmpl != nil {
+		return in.tmpl, nil
+	}
 	base, err := in.cel(req, ns)
 	if err != nil {
 		return nil, err
@@ -119,15 +119,13 @@ func (in *input) podTemplate(req *admission.Request, ns *corev1.Namespace) (*tem
 		return nil, err
 	}
 	oldPod, _ := podOf(in.oldObj)
-	ci := *base
-	ci.Object, ci.OldObject = pod, oldPod
-	ci.Kind = corev1.SchemeGroupVersion.WithKind("Pod")
-	ci.Resource = corev1.SchemeGroupVersion.WithResource("pods")
+	ci := base.As(pod, oldPod, corev1.SchemeGroupVersion.WithKind("Pod"), corev1.SchemeGroupVersion.WithResource("pods"))
 	var labels map[string]string
 	if pod != nil {
 		labels = pod.(*unstructured.Unstructured).GetLabels()
 	}
-	return &template{labels: labels, celInput: &ci}, nil
+	in.tmpl = &template{labels: labels, celInput: ci}
+	return in.tmpl, nil
 }
 
 func podOf(obj runtime.Object) (runtime.Object, error) {

@@ -16,19 +16,18 @@ func (e *Engine) mutate(g *policy.Group, req *admission.Request) Evaluation {
 	if req.Operation != admission.Create || req.Resource.GroupResource() != podsResource {
 		return skipAll(g, "injection applies to pods when they are created")
 	}
-	if _, err := decodeMeta(req.Object); err != nil {
+	if _, _, err := metaOf(req); err != nil {
 		return errorAll(g, admission.BadRequest(err))
 	}
-	var pod corev1.Pod
-	if err := unmarshal(req.Object, &pod); err != nil {
+	meta, _, _ := metaOf(req)
+	pod, err := inject.PodFromJSON(req.Object)
+	if err != nil {
 		return errorAll(g, admission.BadRequest(err))
 	}
-	// Pods made by controllers may arrive without a namespace: the request has it.
-	if pod.Namespace == "" {
-		pod.Namespace = req.Namespace
-	}
-	policies, results := e.matching(g, req, pod.Labels, nil)
-	res := inject.Inject(inject.Params{Pod: &pod, Policies: policies})
+	// Pods made by controllers may arrive without a namespace or name; the
+	// request's namespace is the one that counts (matching uses it).
+	policies, results := e.matching(g, req, meta.Labels, nil)
+	res := inject.Inject(inject.Params{Pod: pod, Policies: policies})
 	if res.OptedOut {
 		for _, p := range policies {
 			results = append(results, Result{Policy: p.Name(), Outcome: Skip, Message: "the pod opts out with " + inject.OptOutAnnotation})

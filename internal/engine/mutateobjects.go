@@ -10,9 +10,9 @@ import (
 	jsonpatch5 "github.com/evanphx/json-patch/v5"
 	gomodulesjsonpatch "gomodules.xyz/jsonpatch/v2"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/jsonpatch"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
@@ -81,8 +81,8 @@ func (e *Engine) mutateOne(ctx context.Context, p *policy.Policy, req *admission
 		}
 	}
 	if patches := p.Patches(); patches != nil {
-		cur := &unstructured.Unstructured{}
-		if err := json.Unmarshal(next, &cur.Object); err != nil {
+		cur, err := cel.ObjectFromJSON(next)
+		if err != nil {
 			return nil, nil, err
 		}
 		sub := *req

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tollgate-dev/tollgate/internal/admission"
+
 	sigsjson "sigs.k8s.io/json"
 )
 
@@ -32,7 +34,7 @@ var errNoObject = errors.New("the request has no object")
 
 // decodeMeta reads the metadata of a raw object and checks that its shape is
 // one Kubernetes could have sent: an object, whose spec (if any) is an object.
-func decodeMeta(raw []byte) (*objectMeta, error) {
+func decodeMeta(raw []byte) (*admission.ObjectMeta, error) {
 	if len(raw) == 0 {
 		return nil, errNoObject
 	}
@@ -43,7 +45,36 @@ func decodeMeta(raw []byte) (*objectMeta, error) {
 	if spec := bytes.TrimSpace(m.Spec); len(spec) > 0 && spec[0] != '{' && !bytes.Equal(spec, []byte("null")) {
 		return nil, fmt.Errorf("cannot read object: spec must be an object, got %s", abbreviate(spec))
 	}
-	return &m, nil
+	md := m.Metadata
+	return &admission.ObjectMeta{Name: md.Name, GenerateName: md.GenerateName, Namespace: md.Namespace, Labels: md.Labels}, nil
+}
+
+// metaOf returns the metadata of the request's object (its old object for a
+// DELETE) and of its old object: as the review decoder read them, or
+// decoded here for requests built otherwise.
+func metaOf(req *admission.Request) (obj, old *admission.ObjectMeta, err error) {
+	if req.ShapeError != nil {
+		return nil, nil, req.ShapeError
+	}
+	get := func(raw []byte, meta *admission.ObjectMeta) (*admission.ObjectMeta, error) {
+		if meta != nil || len(raw) == 0 {
+			return meta, nil
+		}
+		return decodeMeta(raw)
+	}
+	if obj, err = get(req.Object, req.ObjectMeta); err != nil {
+		return nil, nil, err
+	}
+	if old, err = get(req.OldObject, req.OldObjectMeta); err != nil {
+		return nil, nil, err
+	}
+	if obj == nil {
+		obj = old // DELETE: the object is gone, oldObject has it
+	}
+	if obj == nil {
+		return nil, nil, errNoObject
+	}
+	return obj, old, nil
 }
 
 // unmarshal decodes like the apiserver does: field names are case-sensitive.

@@ -82,7 +82,7 @@ func (e *Engine) validate(ctx context.Context, g *policy.Group, req *admission.R
 // judge evaluates one policy on the request, or on the Pod template of a
 // Pod controller when the policy checks those.
 func (e *Engine) judge(ctx context.Context, p *policy.Policy, req *admission.Request, in *input, ns *corev1.Namespace) (validation.Subject, verdict) {
-	subject := validation.Subject{Kind: req.Kind.Kind, Name: firstNonEmpty(in.meta.Metadata.Name, req.Name), GenerateName: in.meta.Metadata.GenerateName}
+	subject := validation.Subject{Kind: req.Kind.Kind, Name: firstNonEmpty(in.meta.Name, req.Name), GenerateName: in.meta.GenerateName}
 	labels := in.labels
 	celIn := func() (*cel.Input, error) { return in.cel(req, ns) }
 	if p.Spec.Match.PodControllers && policy.IsPodController(req.Resource.GroupResource()) {

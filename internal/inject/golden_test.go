@@ -10,8 +10,6 @@ import (
 	"testing"
 
 	jsonpatch5 "github.com/evanphx/json-patch/v5"
-	corev1 "k8s.io/api/core/v1"
-	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/internal/policy"
@@ -162,13 +160,13 @@ func readJSON(t *testing.T, path string) []byte {
 	return js
 }
 
-func decodePod(t *testing.T, js []byte) *corev1.Pod {
+func decodePod(t *testing.T, js []byte) *Pod {
 	t.Helper()
-	var pod corev1.Pod
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(js, &pod); err != nil {
+	pod, err := PodFromJSON(js)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return &pod
+	return pod
 }
 
 func applyPatch(t *testing.T, doc []byte, p any) []byte {

@@ -7,16 +7,14 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/tollgate-dev/tollgate/internal/jsonpatch"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
-// Params is the input of an injection: the Pod decoded from the request's raw
+// Params is the input of an injection: the Pod read from the request's raw
 // object, and the injection policies that match the request, in order.
 type Params struct {
-	Pod      *corev1.Pod
+	Pod      *Pod
 	Policies []*policy.Policy
 }
 

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -16,31 +14,24 @@ type podItems struct {
 	// owner maps a name to the list holding it; containers and init
 	// containers share one namespace of names, as in the Pod API.
 	containerOwner map[string]list
-	byName         [4]map[string]any // encoded lazily: only a name clash needs it
-	raw            [4]map[string]any // the typed value, to encode on demand
+	byName         [4]map[string]any // decoded lazily: only a name clash needs it
+	raw            [4]map[string]any // the item's JSON, nil for items this request adds
 }
 
-func newPodItems(pod *corev1.Pod) *podItems {
+func newPodItems(pod *Pod) *podItems {
 	pt := &podItems{containerOwner: map[string]list{}}
 	for l := range pt.raw {
 		pt.raw[l] = map[string]any{}
 		pt.byName[l] = map[string]any{}
 	}
-	for i := range pod.Spec.InitContainers {
-		pt.have(initContainers, pod.Spec.InitContainers[i].Name, &pod.Spec.InitContainers[i])
+	for l, items := range [4][]Named{pod.InitContainers, pod.Containers, pod.Volumes, pod.ImagePullSecrets} {
+		for _, it := range items {
+			pt.have(list(l), it.Name, it.JSON)
+		}
 	}
-	for i := range pod.Spec.Containers {
-		pt.have(containers, pod.Spec.Containers[i].Name, &pod.Spec.Containers[i])
-	}
-	for i := range pod.Spec.EphemeralContainers {
+	for _, it := range pod.EphemeralContainers {
 		// Ephemeral containers only reserve their names.
-		pt.containerOwner[pod.Spec.EphemeralContainers[i].Name] = -1
-	}
-	for i := range pod.Spec.Volumes {
-		pt.have(volumes, pod.Spec.Volumes[i].Name, &pod.Spec.Volumes[i])
-	}
-	for i := range pod.Spec.ImagePullSecrets {
-		pt.have(imagePullSecrets, pod.Spec.ImagePullSecrets[i].Name, &pod.Spec.ImagePullSecrets[i])
+		pt.containerOwner[it.Name] = -1
 	}
 	return pt
 }
@@ -105,10 +96,7 @@ func (pt *podItems) generic(l list, name string) (any, error) {
 	if g, ok := pt.byName[l][name]; ok {
 		return g, nil
 	}
-	js, err := json.Marshal(pt.raw[l][name])
-	if err != nil {
-		return nil, err
-	}
+	js, _ := pt.raw[l][name].([]byte)
 	var g any
 	if err := json.Unmarshal(js, &g); err != nil {
 		return nil, err

@@ -168,6 +168,10 @@ func (s *Server) routes() http.Handler {
 	return mux
 }
 
+// Handler is the server's HTTP handler, for benchmarks that serve it
+// with their own listener.
+func (s *Server) Handler() http.Handler { return s.http.Handler }
+
 // Ready reports why the server should not get traffic, or nil.
 func (s *Server) Ready() error {
 	if s.shuttingDown.Load() {

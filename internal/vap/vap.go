@@ -16,7 +16,6 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission"
@@ -27,6 +26,7 @@ import (
 	listersv1 "k8s.io/client-go/listers/core/v1"
 
 	tgadmission "github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -190,9 +190,9 @@ func unstructuredOf(raw []byte) (runtime.Object, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(raw, &u.Object); err != nil {
-		return nil, fmt.Errorf("cannot read object: %w", err)
+	u, err := cel.ObjectFromJSON(raw)
+	if err != nil {
+		return nil, err
 	}
 	return u, nil
 }

@@ -16,11 +16,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // StartControlPlane starts kube-apiserver and etcd from KUBEBUILDER_ASSETS
@@ -31,6 +33,7 @@ func StartControlPlane(apiserverFlags map[string]string) (*envtest.Environment, 
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return nil, nil, errors.New("KUBEBUILDER_ASSETS is not set: run the end-to-end tests with `make e2e`, which builds kube-apiserver and etcd")
 	}
+	ctrllog.SetLogger(logr.Discard()) // envtest logs through controller-runtime
 	env := &envtest.Environment{ControlPlaneStartTimeout: 2 * time.Minute}
 	args := env.ControlPlane.GetAPIServer().Configure()
 	args.Set("disable-admission-plugins", "")
