@@ -16,7 +16,7 @@ KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION:v%=%))) \
 	-X k8s.io/component-base/version.gitTreeState=clean
 
-.PHONY: run build test unit e2e control-plane lint clean bench
+.PHONY: run build test unit e2e control-plane lint clean bench fuzz-short
 .DEFAULT_GOAL := build
 
 run: ## Serve on :8443 with the embedded defaults and a self-signed certificate.
@@ -25,7 +25,13 @@ run: ## Serve on :8443 with the embedded defaults and a self-signed certificate.
 build:
 	$(GO) build -o bin/tollgate ./cmd/tollgate
 
-test: lint unit e2e ## Every test: static checks, unit tests, end-to-end against a real apiserver.
+test: lint unit fuzz-short e2e ## Every test: static checks, unit tests, short fuzzing, end-to-end against a real apiserver.
+
+FUZZTIME ?= 10s
+fuzz-short: ## Each fuzz target for $(FUZZTIME); failures are saved under testdata/fuzz.
+	$(GO) test -run XXX -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./internal/admission
+	$(GO) test -run XXX -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/policy
+	$(GO) test -run XXX -fuzz FuzzInject -fuzztime $(FUZZTIME) ./internal/inject
 
 lint:
 	@out=$$(gofmt -l cmd internal test); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -41,6 +41,12 @@ func Decode(body []byte) (*Review, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, fmt.Errorf("%w: empty body", ErrBadReview)
 	}
+	// Parsing alone lets some invalid JSON through (raw control characters
+	// in strings); validating first holds reviews to the JSON the apiserver
+	// and every patch library accept.
+	if err := fastjson.ValidateBytes(body); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadReview, err)
+	}
 	p := parsers.Get()
 	defer parsers.Put(p)
 	v, err := p.ParseBytes(body)
@@ -180,10 +186,15 @@ func optString(v *fastjson.Value, key string) (string, error) {
 // Encode writes the answer to a request of the given uid as an AdmissionReview
 // of the given version.
 func Encode(apiVersion, uid string, resp Response) ([]byte, error) {
+	var warnings []string
+	for _, w := range resp.Warnings {
+		warnings = append(warnings, Sanitize(w, MaxWarningBytes))
+	}
+	resp.Message = Sanitize(resp.Message, MaxMessageBytes)
 	out := &admissionv1.AdmissionResponse{
 		UID:              types.UID(uid),
 		Allowed:          resp.Allowed,
-		Warnings:         resp.Warnings,
+		Warnings:         warnings,
 		AuditAnnotations: resp.AuditAnnotations,
 	}
 	if !resp.Allowed || resp.Code != 0 || resp.Message != "" {

@@ -99,3 +99,28 @@ func TestEncode(t *testing.T) {
 		})
 	}
 }
+
+func TestSanitize(t *testing.T) {
+	tests := []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"plain", 100, "plain"},
+		{"bell\a, escape\x1b[31m, newline\n, tab\t", 100, "bell, escape[31m, newline, tab"},
+		{"bad \xff utf-8", 100, "bad  utf-8"},
+		{strings.Repeat("é", 10), 9, "ééé..."}, // 6 bytes of é and 3 of dots
+	}
+	for _, tt := range tests {
+		if got := Sanitize(tt.in, tt.max); got != tt.want {
+			t.Errorf("Sanitize(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+		}
+	}
+	out, err := Encode(VersionV1, "u", Response{Code: 403, Message: "a\x1b[2Jb" + strings.Repeat("x", 10000), Warnings: []string{"w\r\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), `\u001b`) || strings.Contains(string(out), `\r`) || len(out) > MaxMessageBytes+500 {
+		t.Errorf("encoded answer not sanitized: %.300s (%d bytes)", out, len(out))
+	}
+}

@@ -35,8 +35,10 @@ type serveOptions struct {
 	logLevel        string
 	reloadInterval  time.Duration
 	shutdownTimeout time.Duration
+	drainDelay      time.Duration
 	metricsListen   string
 	reloadPolicies  time.Duration
+	http2           bool
 	cluster         clusterOptions
 }
 
@@ -60,8 +62,10 @@ func newServeCommand() *cobra.Command {
 	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "tollgate's own namespace, never injected nor validated (default $POD_NAMESPACE)")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error; debug logs whole objects")
 	f.DurationVar(&o.reloadInterval, "cert-reload-interval", 10*time.Second, "how often certificate files are checked for changes")
-	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 25*time.Second, "how long in-flight reviews may take to finish on shutdown")
+	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight reviews may take to finish on shutdown, after the drain delay")
+	f.DurationVar(&o.drainDelay, "shutdown-drain-delay", 5*time.Second, "on SIGTERM, how long to go on serving with /readyz failing and connections closed after each answer, before the listener closes")
 	f.StringVar(&o.metricsListen, "metrics-listen", ":9090", "address of the plain-HTTP Prometheus /metrics listener; empty: none")
+	f.BoolVar(&o.http2, "http2", false, "offer HTTP/2 on the webhook listener (off: HTTP/2 Rapid Reset attacks, CVE-2023-44487)")
 	f.DurationVar(&o.reloadPolicies, "config-reload-interval", 5*time.Second, "how often --config is checked for changes; a changed, valid set is swapped in without a restart")
 	o.cluster.flags(f)
 	return cmd
@@ -95,6 +99,8 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 		Listen:          o.listen,
 		Logger:          log,
 		ShutdownTimeout: o.shutdownTimeout,
+		DrainDelay:      o.drainDelay,
+		HTTP2:           o.http2,
 		Observe:         met.Observe,
 	}
 	switch source {

@@ -89,7 +89,7 @@ func TestGolden(t *testing.T) {
 
 // assertKeepsOriginal checks every field of the input is still in the output:
 // injection only adds.
-func assertKeepsOriginal(t *testing.T, input, patched []byte) {
+func assertKeepsOriginal(t testing.TB, input, patched []byte) {
 	t.Helper()
 	var in, out any
 	if err := json.Unmarshal(input, &in); err != nil {
@@ -147,6 +147,8 @@ func keeps(have, want any) bool {
 	}
 }
 
+func yamlToJSON(data []byte) ([]byte, error) { return yaml.YAMLToJSON(data) }
+
 func readJSON(t *testing.T, path string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -169,7 +171,7 @@ func decodePod(t *testing.T, js []byte) *Pod {
 	return pod
 }
 
-func applyPatch(t *testing.T, doc []byte, p any) []byte {
+func applyPatch(t testing.TB, doc []byte, p any) []byte {
 	t.Helper()
 	ops, err := json.Marshal(p)
 	if err != nil {

@@ -127,7 +127,13 @@ func Inject(p Params) Result {
 	for l, items := range add {
 		res.Patch = append(res.Patch, listOps(list(l), pt.length(list(l)), items)...)
 	}
+	if len(res.Patch) > 0 && !pod.HasSpec {
+		res.Patch = append(jsonpatch.Patch{jsonpatch.Add("/spec", json.RawMessage("{}"))}, res.Patch...)
+	}
 	if next := formatStatus(recorded); next != formatStatus(status) {
+		if !pod.HasMetadata {
+			res.Patch = append(res.Patch, jsonpatch.Add("/metadata", json.RawMessage("{}")))
+		}
 		res.Patch = append(res.Patch, annotationOp(pod.Annotations, StatusAnnotation, next))
 	}
 	return res

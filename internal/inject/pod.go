@@ -11,12 +11,15 @@ import (
 // when a policy's item has the same name). Reading only this keeps the
 // mutating path from decoding whole Pods into Go types.
 type Pod struct {
-	Annotations         map[string]string
-	InitContainers      []Named
-	Containers          []Named
-	EphemeralContainers []Named
-	Volumes             []Named
-	ImagePullSecrets    []Named
+	// HasSpec and HasMetadata are false when the object lacks them (or has
+	// null): a patch must create them before adding below them.
+	HasSpec, HasMetadata bool
+	Annotations          map[string]string
+	InitContainers       []Named
+	Containers           []Named
+	EphemeralContainers  []Named
+	Volumes              []Named
+	ImagePullSecrets     []Named
 }
 
 // Named is one item of a Pod list.
@@ -31,6 +34,9 @@ var parsers fastjson.ParserPool
 // could not have sent (a list that is not a list of objects with a string
 // name, annotations that are not strings).
 func PodFromJSON(raw []byte) (*Pod, error) {
+	if err := fastjson.ValidateBytes(raw); err != nil {
+		return nil, fmt.Errorf("cannot read pod: %w", err)
+	}
 	p := parsers.Get()
 	defer parsers.Put(p)
 	v, err := p.ParseBytes(raw)
@@ -41,6 +47,18 @@ func PodFromJSON(raw []byte) (*Pod, error) {
 		return nil, fmt.Errorf("cannot read pod: want an object, got %s", v.Type())
 	}
 	pod := &Pod{}
+	for _, f := range []struct {
+		key string
+		has *bool
+	}{{"spec", &pod.HasSpec}, {"metadata", &pod.HasMetadata}} {
+		switch x := v.Get(f.key); {
+		case x == nil || x.Type() == fastjson.TypeNull:
+		case x.Type() != fastjson.TypeObject:
+			return nil, fmt.Errorf("cannot read pod: %s must be an object, got %s", f.key, x.Type())
+		default:
+			*f.has = true
+		}
+	}
 	if a := v.Get("metadata", "annotations"); a != nil && a.Type() != fastjson.TypeNull {
 		o, err := a.Object()
 		if err != nil {

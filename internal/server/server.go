@@ -32,12 +32,21 @@ type Config struct {
 	Logger       *slog.Logger
 	// ShutdownTimeout bounds how long in-flight reviews may take to finish.
 	ShutdownTimeout time.Duration
+	// DrainDelay is how long the server goes on serving after shutdown
+	// begins, /readyz failing and every answer closing its connection, so
+	// that endpoints drop it and the apiserver reconnects elsewhere before
+	// the listener closes.
+	DrainDelay time.Duration
 	// Timeouts bound what a slow or stalled client can hold.
 	Timeouts Timeouts
 	// Observe is told of every review (metrics); optional.
 	Observe func(webhook.Observation)
 	// ReadyChecks must all pass for /readyz, beside the certificate's health.
 	ReadyChecks []func() error
+	// HTTP2 offers HTTP/2 besides HTTP/1.1. Off by default: the apiserver
+	// calls webhooks over HTTP/1.1, and HTTP/2 brings denial-of-service
+	// surface of its own (Rapid Reset, CVE-2023-44487).
+	HTTP2 bool
 }
 
 // Timeouts of the HTTP server. The apiserver sends a whole review at once and
@@ -101,9 +110,11 @@ func New(cfg Config) (*Server, error) {
 		IdleTimeout:       cfg.Timeouts.Idle,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
-		// HTTP/2 stays off: the apiserver speaks HTTP/1.1 to webhooks, and h2
-		// brings its own denial-of-service surface (Rapid Reset).
-		TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){},
+	}
+	if cfg.HTTP2 {
+		s.http.TLSConfig.NextProtos = []string{"h2", "http/1.1"}
+	} else {
+		s.http.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
 	}
 	return s, nil
 }
@@ -206,7 +217,18 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	s.shuttingDown.Store(true)
-	s.cfg.Logger.Info("shutting down")
+	// The apiserver keeps connections alive and reuses them even to a
+	// terminating Pod (kubernetes/kubernetes#127335): from now on every
+	// answer closes its connection, so the next call reconnects, by then
+	// to an endpoint that is not going away.
+	s.http.SetKeepAlivesEnabled(false)
+	s.cfg.Logger.Info("shutting down: draining", slog.Duration("drainDelay", s.cfg.DrainDelay))
+	select {
+	case <-time.After(s.cfg.DrainDelay):
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	}
+	s.cfg.Logger.Info("shutting down: closing the listener and waiting for in-flight reviews")
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	if err := s.http.Shutdown(sctx); err != nil {

@@ -29,7 +29,9 @@ type testServer struct {
 
 func start(t *testing.T) *testServer { return startWith(t, Timeouts{}) }
 
-func startWith(t *testing.T, timeouts Timeouts) *testServer {
+func startWith(t *testing.T, timeouts Timeouts) *testServer { return startDrain(t, timeouts, 0) }
+
+func startDrain(t *testing.T, timeouts Timeouts, drain time.Duration) *testServer {
 	t.Helper()
 	ss, err := certs.EnsureSelfSigned(t.TempDir(), nil, time.Now())
 	if err != nil {
@@ -44,7 +46,7 @@ func startWith(t *testing.T, timeouts Timeouts) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Engine: engine.New(set, engine.Options{}), Certificates: src, Logger: log, Timeouts: timeouts})
+	srv, err := New(Config{Engine: engine.New(set, engine.Options{}), Certificates: src, Logger: log, Timeouts: timeouts, DrainDelay: drain})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,5 +178,75 @@ func TestStalledClientsAreCut(t *testing.T) {
 			}
 		}
 		c.Close()
+	}
+}
+
+// TestGracefulShutdown: once shutdown begins /readyz fails at once, reviews
+// are still answered during the drain delay but close their connections,
+// and then new connections are refused.
+func TestGracefulShutdown(t *testing.T) {
+	ts := startDrain(t, Timeouts{}, 400*time.Millisecond)
+	review := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"CREATE","namespace":"a","kind":{"kind":"Pod","version":"v1"},"resource":{"version":"v1","resource":"pods"},"object":{"metadata":{"name":"p","labels":{"environment":"dev"}}}}}`
+	post := func() (*http.Response, error) {
+		return ts.client.Post(ts.base+"/validate/require-environment", "application/json", strings.NewReader(review))
+	}
+	resp, err := post()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Close {
+		t.Fatal("keep-alive off before shutdown")
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- ts.stop() }()
+	time.Sleep(100 * time.Millisecond)
+	if code, _, _ := ts.get(t, "/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("readyz during drain = %d, want 503", code)
+	}
+	resp, err = post()
+	if err != nil {
+		t.Fatalf("a review during the drain delay failed: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !resp.Close {
+		t.Errorf("during drain: status %d, Connection: close = %v; want 200 and close", resp.StatusCode, resp.Close)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := post(); err == nil {
+		t.Error("a new connection was accepted after the drain")
+	}
+}
+
+func TestHTTP2OptIn(t *testing.T) {
+	ss, err := certs.EnsureSelfSigned(t.TempDir(), nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := certs.NewFileSource(ss.CertPath(), ss.KeyPath(), time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _ := policy.LoadDefaults()
+	srv, err := New(Config{Engine: engine.New(set, engine.Options{}), Certificates: src, Logger: slog.New(slog.DiscardHandler), HTTP2: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = srv.ServeListener(ctx, ln) }()
+	conn, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2", "http/1.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if p := conn.ConnectionState().NegotiatedProtocol; p != "h2" {
+		t.Errorf("with HTTP2 on, negotiated %q", p)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -167,4 +168,49 @@ func TestOneLogLinePerReview(t *testing.T) {
 	if strings.Contains(lines[0], `"object"`) {
 		t.Error("the object was logged at info level")
 	}
+}
+
+// TestHostileBodies: bodies built to hurt a parser get a defined answer and
+// the endpoint keeps serving.
+func TestHostileBodies(t *testing.T) {
+	wrap := func(object string) string {
+		return `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"CREATE","kind":{"version":"v1","kind":"Pod"},"resource":{"version":"v1","resource":"pods"},"object":` + object + `}}`
+	}
+	many := make([]string, 5000)
+	for i := range many {
+		many[i] = fmt.Sprintf(`{"name":"c%d","image":"i"}`, i)
+	}
+	tests := []struct {
+		name, body string
+		code       int
+	}{
+		{"deeply nested", wrap(strings.Repeat(`{"a":`, 100000) + "1" + strings.Repeat("}", 100000)), 400},
+		{"deeply nested arrays", wrap(`{"spec":` + strings.Repeat("[", 200000) + strings.Repeat("]", 200000) + `}`), 400},
+		{"thousands of containers", wrap(`{"metadata":{"name":"p"},"spec":{"containers":[` + strings.Join(many, ",") + `]}}`), 200},
+		{"duplicate keys", `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","uid":"b"}}`, 200},
+		{"invalid UTF-8", wrap("{\"metadata\":{\"name\":\"\xff\xfe\"}}"), 200},
+		{"raw control character", wrap("{\"metadata\":{\"name\":\"a\x01b\"}}"), 400},
+		{"number out of range", wrap(`{"spec":{"replicas":1e999999}}`), 200},
+		{"object of another kind than the request", wrap(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"}}`), 200},
+	}
+	srv := httptest.NewServer(New(admission.HandlerFunc(allowAll), Options{Logger: quiet()}))
+	defer srv.Close()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := srv.Client().Post(srv.URL, "application/json", strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.code {
+				t.Errorf("status %d, want %d: %.200s", resp.StatusCode, tt.code, body)
+			}
+		})
+	}
+	resp, err := srv.Client().Post(srv.URL, "application/json", strings.NewReader(reviewV1))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("the endpoint stopped serving: %v", err)
+	}
+	resp.Body.Close()
 }

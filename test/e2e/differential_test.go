@@ -107,8 +107,12 @@ func TestVAPDifferential(t *testing.T) {
 			warned++
 		}
 	}
-	t.Logf("differential corpus: %d objects of 5 kinds against 5 policies: %d denied, %d warned, %d allowed silently; every decision, code, message and warning equal",
-		len(corpus), denied, warned, len(corpus)-denied-warned)
+	verdict := "every decision, code, message and warning equal"
+	if t.Failed() {
+		verdict = "DIFFERENCES above"
+	}
+	t.Logf("differential corpus: %d objects of 5 kinds against 5 policies: %d denied, %d warned, %d allowed silently; %s",
+		len(corpus), denied, warned, len(corpus)-denied-warned, verdict)
 	if len(corpus) < 40 || denied < 10 || warned < 3 {
 		t.Errorf("the corpus is too weak: %d objects, %d denied, %d warned", len(corpus), denied, warned)
 	}

@@ -354,6 +354,79 @@ spec:
 	}
 }
 
+// TestRollingRestarts restarts replicas one after another while Pods are
+// created, as a rollout does: the endpoint goes first (what the
+// EndpointSlice controller does when a Pod terminates), then SIGTERM; the
+// replica drains, exits, starts again and rejoins. Nothing may fail.
+func TestRollingRestarts(t *testing.T) {
+	ctx := context.Background()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var attempts, failures atomic.Int64
+	var firstErr atomic.Pointer[string]
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				attempts.Add(1)
+				if err := createOne(ctx, fmt.Sprintf("roll-%d-%d", w, i), i%5 == 0); err != nil {
+					failures.Add(1)
+					msg := err.Error()
+					firstErr.CompareAndSwap(nil, &msg)
+				}
+			}
+		}()
+	}
+	start := time.Now()
+	restarts := 0
+	for round := range 4 {
+		r := env.replicas[round%len(env.replicas)]
+		if !alive(r) {
+			continue
+		}
+		if err := removeEndpointSlice(r); err != nil {
+			t.Fatal(err)
+		}
+		kill(r, syscall.SIGTERM)
+		if err := launch(r); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 30*time.Second, func() bool { return ready(r) })
+		if err := putEndpointSlice(r); err != nil {
+			t.Fatal(err)
+		}
+		restarts++
+		time.Sleep(time.Second)
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("%d rolling restarts in %s: %d creates, %d failed", restarts, time.Since(start).Round(time.Second), attempts.Load(), failures.Load())
+	if restarts < 3 {
+		t.Errorf("only %d restarts", restarts)
+	}
+	if failures.Load() != 0 {
+		t.Errorf("%d of %d creates failed; first: %s", failures.Load(), attempts.Load(), framework.Deref(firstErr.Load()))
+	}
+}
+
+// ready is what a kubelet's readiness probe sees (it does not verify the
+// certificate).
+func ready(r *replica) bool {
+	c := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := c.Get(fmt.Sprintf("https://%s/readyz", net.JoinHostPort(env.hostIP, fmt.Sprint(r.port))))
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
 // TestLeaderFailover kills the leader as a lost node would (no goodbye):
 // another replica must take the Lease, and then repair a configuration
 // deleted and one edited by hand.

@@ -179,7 +179,18 @@ func startReplica(i int) error {
 	if err != nil {
 		return err
 	}
-	r := &replica{id: i, port: port, metrics: mport, log: filepath.Join(env.work, fmt.Sprintf("replica-%d.log", i)), exited: make(chan struct{})}
+	r := &replica{id: i, port: port, metrics: mport}
+	if err := launch(r); err != nil {
+		return err
+	}
+	env.replicas = append(env.replicas, r)
+	return putEndpointSlice(r)
+}
+
+// launch starts (or starts again) a replica's process on its ports.
+func launch(r *replica) error {
+	r.exited = make(chan struct{})
+	r.log = filepath.Join(env.work, fmt.Sprintf("replica-%d-%d.log", r.id, time.Now().UnixNano()))
 	logf, err := os.Create(r.log)
 	if err != nil {
 		return err
@@ -190,8 +201,8 @@ func startReplica(i int) error {
 		"--config", env.policies,
 		"--config-reload-interval", "250ms",
 		"--cert-source", "self",
-		"--listen", net.JoinHostPort(env.hostIP, fmt.Sprint(port)),
-		"--metrics-listen", fmt.Sprintf("127.0.0.1:%d", mport),
+		"--listen", net.JoinHostPort(env.hostIP, fmt.Sprint(r.port)),
+		"--metrics-listen", fmt.Sprintf("127.0.0.1:%d", r.metrics),
 		// Short lifetimes, so that the test sees renewals and a CA rotation.
 		"--cert-lifetime", "12s",
 		"--ca-lifetime", "36s",
@@ -201,15 +212,16 @@ func startReplica(i int) error {
 		"--lease-renew-deadline", "3s",
 		"--lease-retry-period", "500ms",
 		"--registration-resync", "5s",
+		"--shutdown-drain-delay", "1s",
 	)
-	r.cmd.Env = framework.ProcessEnv(fmt.Sprintf("POD_NAME=replica-%d", i))
+	r.cmd.Env = framework.ProcessEnv(fmt.Sprintf("POD_NAME=replica-%d", r.id))
 	r.cmd.Stdout, r.cmd.Stderr = logf, logf
 	if err := r.cmd.Start(); err != nil {
 		return err
 	}
-	go func() { _ = r.cmd.Wait(); logf.Close(); close(r.exited) }()
-	env.replicas = append(env.replicas, r)
-	return putEndpointSlice(r)
+	exited := r.exited
+	go func() { _ = r.cmd.Wait(); logf.Close(); close(exited) }()
+	return nil
 }
 
 // putEndpointSlice does what the EndpointSlice controller does for a ready Pod.

@@ -1,0 +1,71 @@
+package inject
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+// FuzzInject: for any Pod tollgate accepts, the patch applies cleanly to it,
+// the result holds each injected item exactly once and every original field,
+// and a second injection changes nothing.
+func FuzzInject(f *testing.F) {
+	cases, _ := filepath.Glob("testdata/*.yaml")
+	for _, c := range cases {
+		if filepath.Base(c) == "policies.yaml" {
+			continue
+		}
+		f.Add(readJSONFile(f, c))
+	}
+	f.Add([]byte(`{"metadata":{"annotations":null},"spec":{"containers":[],"volumes":null}}`))
+	set, err := policy.LoadPath("testdata/policies.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		pod, err := PodFromJSON(doc)
+		if err != nil {
+			return
+		}
+		res := Inject(Params{Pod: pod, Policies: set.Policies})
+		patched := applyPatch(t, doc, res.Patch)
+		assertKeepsOriginal(t, doc, patched)
+		again, err := PodFromJSON(patched)
+		if err != nil {
+			t.Fatalf("the patched pod does not read back: %v", err)
+		}
+		for l, items := range [4][]Named{again.InitContainers, again.Containers, again.Volumes, again.ImagePullSecrets} {
+			seen := map[string]int{}
+			for _, it := range items {
+				seen[it.Name]++
+			}
+			for _, p := range set.Policies {
+				in := p.Injection()
+				for _, want := range [4][]policy.Item{in.InitContainers, in.Containers, in.Volumes, in.ImagePullSecrets}[l] {
+					if seen[want.Name] > 1 {
+						t.Fatalf("%s %q appears %d times", singular[l], want.Name, seen[want.Name])
+					}
+				}
+			}
+		}
+		if second := Inject(Params{Pod: again, Policies: set.Policies}); len(second.Patch) != 0 {
+			ops, _ := json.Marshal(second.Patch)
+			t.Fatalf("a second injection patched: %s", ops)
+		}
+	})
+}
+
+func readJSONFile(f *testing.F, path string) []byte {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	js, err := yamlToJSON(data)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return js
+}
