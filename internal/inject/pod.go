@@ -37,6 +37,13 @@ func PodFromJSON(raw []byte) (*Pod, error) {
 	if err := fastjson.ValidateBytes(raw); err != nil {
 		return nil, fmt.Errorf("cannot read pod: %w", err)
 	}
+	return PodFromEncodedJSON(raw)
+}
+
+// PodFromEncodedJSON is PodFromJSON for JSON an encoder wrote, such as the
+// objects of admission.Decode (which validated the whole review): it skips
+// validating the bytes a second time.
+func PodFromEncodedJSON(raw []byte) (*Pod, error) {
 	p := parsers.Get()
 	defer parsers.Put(p)
 	v, err := p.ParseBytes(raw)
