@@ -5,6 +5,7 @@ import (
 
 	"github.com/valyala/fastjson"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 var parsers fastjson.ParserPool
@@ -24,6 +25,20 @@ func ObjectFromJSON(raw []byte) (*unstructured.Unstructured, error) {
 		return nil, fmt.Errorf("cannot read object: want an object, got %s", v.Type())
 	}
 	return &unstructured.Unstructured{Object: toGo(v).(map[string]any)}, nil
+}
+
+// RuntimeObject is ObjectFromJSON for an optional object: no bytes give a
+// nil interface, which the CEL variables read as null (oldObject on CREATE,
+// object on DELETE).
+func RuntimeObject(raw []byte) (runtime.Object, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	u, err := ObjectFromJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
 }
 
 func toGo(v *fastjson.Value) any {

@@ -45,24 +45,11 @@ func (in *input) decode(req *admission.Request) error {
 		return in.decodeErr
 	}
 	in.decoded = true
-	in.obj, in.decodeErr = unstructuredOf(req.Object)
+	in.obj, in.decodeErr = cel.RuntimeObject(req.Object)
 	if in.decodeErr == nil {
-		in.oldObj, in.decodeErr = unstructuredOf(req.OldObject)
+		in.oldObj, in.decodeErr = cel.RuntimeObject(req.OldObject)
 	}
 	return in.decodeErr
-}
-
-// unstructuredOf decodes raw JSON; nil for no object (a nil interface, which
-// the CEL variables read as null).
-func unstructuredOf(raw []byte) (runtime.Object, error) {
-	if len(raw) == 0 {
-		return nil, nil
-	}
-	u, err := cel.ObjectFromJSON(raw)
-	if err != nil {
-		return nil, err
-	}
-	return u, nil
 }
 
 func (in *input) cel(req *admission.Request, ns *corev1.Namespace) (*cel.Input, error) {
@@ -81,7 +68,7 @@ func (in *input) cel(req *admission.Request, ns *corev1.Namespace) (*cel.Input, 
 func (in *input) celFor(req *admission.Request, obj runtime.Object, ns *corev1.Namespace) (*cel.Input, error) {
 	if !in.decoded {
 		in.decoded = true
-		in.oldObj, in.decodeErr = unstructuredOf(req.OldObject)
+		in.oldObj, in.decodeErr = cel.RuntimeObject(req.OldObject)
 	}
 	if in.decodeErr != nil {
 		return nil, in.decodeErr

@@ -52,11 +52,11 @@ var objectInterfaces = admission.NewObjectInterfacesFromScheme(runtime.NewScheme
 
 // Evaluate runs one native policy on a request.
 func Evaluate(ctx context.Context, n *policy.Native, req *tgadmission.Request, namespaces Namespaces) (Outcome, error) {
-	obj, err := unstructuredOf(req.Object)
+	obj, err := cel.RuntimeObject(req.Object)
 	if err != nil {
 		return Outcome{}, err
 	}
-	old, err := unstructuredOf(req.OldObject)
+	old, err := cel.RuntimeObject(req.OldObject)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -184,17 +184,6 @@ func codeOf(reason string) int32 {
 	default:
 		return http.StatusUnprocessableEntity
 	}
-}
-
-func unstructuredOf(raw []byte) (runtime.Object, error) {
-	if len(raw) == 0 {
-		return nil, nil
-	}
-	u, err := cel.ObjectFromJSON(raw)
-	if err != nil {
-		return nil, err
-	}
-	return u, nil
 }
 
 // lister adapts Namespaces to the NamespaceLister the matcher reads.

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,33 +22,13 @@ import (
 // and no request may fail.
 func TestCertificateReplacedOnDiskUnderTraffic(t *testing.T) {
 	ns := namespace(t, "e2e-inject", injectionEnabled)
-	var attempts, failures atomic.Int64
-	var firstErr atomic.Pointer[string]
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				attempts.Add(1)
-				p, err := cluster.client.CoreV1().Pods(ns).Create(ctx(t), pod(fmt.Sprintf("load-%d-%d", w, i), env("dev"), nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-				if err == nil && count(p.Spec.Containers, isSidecar) != 1 {
-					err = fmt.Errorf("pod came back with %d sidecars", count(p.Spec.Containers, isSidecar))
-				}
-				if err != nil {
-					failures.Add(1)
-					msg := err.Error()
-					firstErr.CompareAndSwap(nil, &msg)
-				}
-			}
-		}()
-	}
+	load := framework.StartLoad(2, func(w, i int) error {
+		p, err := cluster.client.CoreV1().Pods(ns).Create(ctx(t), pod(fmt.Sprintf("load-%d-%d", w, i), env("dev"), nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err == nil && count(p.Spec.Containers, isSidecar) != 1 {
+			err = fmt.Errorf("pod came back with %d sidecars", count(p.Spec.Containers, isSidecar))
+		}
+		return err
+	})
 
 	for round := range 3 {
 		time.Sleep(300 * time.Millisecond)
@@ -86,14 +64,13 @@ func TestCertificateReplacedOnDiskUnderTraffic(t *testing.T) {
 		t.Logf("round %d: serial %s replaced by %s without restart", round, before, want)
 	}
 	time.Sleep(300 * time.Millisecond)
-	close(stop)
-	wg.Wait()
-	t.Logf("pod creates through the apiserver during 3 replacements: %d attempted, %d failed", attempts.Load(), failures.Load())
-	if failures.Load() != 0 {
-		t.Errorf("%d of %d creates failed; first: %v", failures.Load(), attempts.Load(), framework.Deref(firstErr.Load()))
+	attempts, failures, first := load.Stop()
+	t.Logf("pod creates through the apiserver during 3 replacements: %d attempted, %d failed", attempts, failures)
+	if failures != 0 {
+		t.Errorf("%d of %d creates failed; first: %s", failures, attempts, first)
 	}
-	if attempts.Load() < 20 {
-		t.Errorf("only %d creates ran: the test did not load the server", attempts.Load())
+	if attempts < 20 {
+		t.Errorf("only %d creates ran: the test did not load the server", attempts)
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -138,4 +140,45 @@ func Deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// Load calls a function from several goroutines until stopped, counting
+// the calls and the failures: the steady traffic of the end-to-end tests.
+type Load struct {
+	attempts, failures atomic.Int64
+	first              atomic.Pointer[string]
+	stop               chan struct{}
+	wg                 sync.WaitGroup
+}
+
+// StartLoad runs fn(worker, i) in a loop on each of workers goroutines.
+func StartLoad(workers int, fn func(worker, i int) error) *Load {
+	l := &Load{stop: make(chan struct{})}
+	for w := range workers {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-l.stop:
+					return
+				default:
+				}
+				l.attempts.Add(1)
+				if err := fn(w, i); err != nil {
+					l.failures.Add(1)
+					msg := err.Error()
+					l.first.CompareAndSwap(nil, &msg)
+				}
+			}
+		}()
+	}
+	return l
+}
+
+// Stop ends the load and reports the calls, the failures and the first error.
+func (l *Load) Stop() (attempts, failures int64, first string) {
+	close(l.stop)
+	l.wg.Wait()
+	return l.attempts.Load(), l.failures.Load(), Deref(l.first.Load())
 }

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -114,7 +113,7 @@ func TestRotationUnderLoad(t *testing.T) {
 	serving, signing := map[string]bool{}, map[string]bool{}
 	maxBundle := 0
 	stop := make(chan struct{})
-	var watchers, workers sync.WaitGroup
+	var watchers sync.WaitGroup
 	watchers.Add(1)
 	go func() { // the Secret's history
 		defer watchers.Done()
@@ -135,49 +134,29 @@ func TestRotationUnderLoad(t *testing.T) {
 			}
 		}
 	}()
-	var attempts, failures atomic.Int64
-	var firstErr atomic.Pointer[string]
-	for w := range 2 {
-		workers.Add(1)
-		go func() {
-			defer workers.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				attempts.Add(1)
-				if err := createOne(ctx, fmt.Sprintf("w%d-%d", w, i), i%5 == 0); err != nil {
-					failures.Add(1)
-					msg := err.Error()
-					firstErr.CompareAndSwap(nil, &msg)
-				}
-			}
-		}()
-	}
+	load := framework.StartLoad(2, func(w, i int) error { return createOne(ctx, fmt.Sprintf("w%d-%d", w, i), i%5 == 0) })
 	start := time.Now()
 	deadline := start.Add(90 * time.Second)
 	for time.Now().Before(deadline) && (len(signing) < 2 || len(serving) < 4) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	time.Sleep(2 * time.Second) // load after the last change, too
+	attempts, failures, first := load.Stop()
 	close(stop)
-	workers.Wait()
 	watchers.Wait()
 	t.Logf("%s of load: %d creates, %d failed; serving certificates seen %d, signing CAs %d, largest CA bundle %d",
-		time.Since(start).Round(time.Second), attempts.Load(), failures.Load(), len(serving), len(signing), maxBundle)
+		time.Since(start).Round(time.Second), attempts, failures, len(serving), len(signing), maxBundle)
 	if len(signing) < 2 || maxBundle < 2 {
 		t.Errorf("no CA rotation seen in 90s (signing CAs %d, largest bundle %d)", len(signing), maxBundle)
 	}
 	if len(serving) < 4 {
 		t.Errorf("only %d serving certificates seen", len(serving))
 	}
-	if failures.Load() != 0 {
-		t.Errorf("%d of %d creates failed; first: %v", failures.Load(), attempts.Load(), framework.Deref(firstErr.Load()))
+	if failures != 0 {
+		t.Errorf("%d of %d creates failed; first: %s", failures, attempts, first)
 	}
-	if attempts.Load() < 100 {
-		t.Errorf("only %d creates: not a load", attempts.Load())
+	if attempts < 100 {
+		t.Errorf("only %d creates: not a load", attempts)
 	}
 	assertReplicasServeSecret(t)
 }
@@ -270,27 +249,7 @@ func TestMetrics(t *testing.T) {
 // while the previous set keeps serving and /readyz stays ready.
 func TestPolicyReload(t *testing.T) {
 	ctx := context.Background()
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var attempts, failures atomic.Int64
-	var firstErr atomic.Pointer[string]
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			attempts.Add(1)
-			if err := createOne(ctx, fmt.Sprintf("reload-%d", i), i%5 == 0); err != nil {
-				failures.Add(1)
-				msg := err.Error()
-				firstErr.CompareAndSwap(nil, &msg)
-			}
-		}
-	}()
+	load := framework.StartLoad(1, func(_, i int) error { return createOne(ctx, fmt.Sprintf("reload-%d", i), i%5 == 0) })
 	extra := filepath.Join(env.policies, "no-latest.yaml")
 	policyDoc := `apiVersion: tollgate.dev/v1alpha1
 kind: Policy
@@ -346,11 +305,10 @@ spec:
 		_, err := env.client.CoreV1().Pods("e2e-load").Create(ctx, latest, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		return err == nil
 	})
-	close(stop)
-	wg.Wait()
-	t.Logf("%s of reloads: %d creates, %d failed", time.Since(start).Round(time.Second), attempts.Load(), failures.Load())
-	if failures.Load() != 0 {
-		t.Errorf("%d creates failed during reloads; first: %v", failures.Load(), framework.Deref(firstErr.Load()))
+	attempts, failures, first := load.Stop()
+	t.Logf("%s of reloads: %d creates, %d failed", time.Since(start).Round(time.Second), attempts, failures)
+	if failures != 0 {
+		t.Errorf("%d creates failed during reloads; first: %s", failures, first)
 	}
 }
 
@@ -360,29 +318,7 @@ spec:
 // replica drains, exits, starts again and rejoins. Nothing may fail.
 func TestRollingRestarts(t *testing.T) {
 	ctx := context.Background()
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var attempts, failures atomic.Int64
-	var firstErr atomic.Pointer[string]
-	for w := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				attempts.Add(1)
-				if err := createOne(ctx, fmt.Sprintf("roll-%d-%d", w, i), i%5 == 0); err != nil {
-					failures.Add(1)
-					msg := err.Error()
-					firstErr.CompareAndSwap(nil, &msg)
-				}
-			}
-		}()
-	}
+	load := framework.StartLoad(2, func(w, i int) error { return createOne(ctx, fmt.Sprintf("roll-%d-%d", w, i), i%5 == 0) })
 	start := time.Now()
 	restarts := 0
 	for round := range 4 {
@@ -404,14 +340,13 @@ func TestRollingRestarts(t *testing.T) {
 		restarts++
 		time.Sleep(time.Second)
 	}
-	close(stop)
-	wg.Wait()
-	t.Logf("%d rolling restarts in %s: %d creates, %d failed", restarts, time.Since(start).Round(time.Second), attempts.Load(), failures.Load())
+	attempts, failures, first := load.Stop()
+	t.Logf("%d rolling restarts in %s: %d creates, %d failed", restarts, time.Since(start).Round(time.Second), attempts, failures)
 	if restarts < 3 {
 		t.Errorf("only %d restarts", restarts)
 	}
-	if failures.Load() != 0 {
-		t.Errorf("%d of %d creates failed; first: %s", failures.Load(), attempts.Load(), framework.Deref(firstErr.Load()))
+	if failures != 0 {
+		t.Errorf("%d of %d creates failed; first: %s", failures, attempts, first)
 	}
 }
 
