@@ -33,9 +33,9 @@ type Config struct {
 	// ShutdownTimeout bounds how long in-flight reviews may take to finish.
 	ShutdownTimeout time.Duration
 	// DrainDelay is how long the server goes on serving after shutdown
-	// begins, /readyz failing and every answer closing its connection, so
-	// that endpoints drop it and the apiserver reconnects elsewhere before
-	// the listener closes.
+	// begins, with /readyz failing: the first half as before, so that
+	// endpoints drop it; the second with keep-alives off, so that the
+	// apiserver reconnects elsewhere before the listener closes.
 	DrainDelay time.Duration
 	// Timeouts bound what a slow or stalled client can hold.
 	Timeouts Timeouts
@@ -217,16 +217,20 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	s.shuttingDown.Store(true)
-	// The apiserver keeps connections alive and reuses them even to a
-	// terminating Pod (kubernetes/kubernetes#127335): from now on every
-	// answer closes its connection, so the next call reconnects, by then
-	// to an endpoint that is not going away.
-	s.http.SetKeepAlivesEnabled(false)
+	// Two halves. First, serve on as before while the endpoint's removal
+	// reaches every apiserver, which then stops choosing this replica.
+	// Then turn keep-alives off: idle connections close, and every answer
+	// closes its connection. Closing idle connections any earlier races the
+	// apiserver, which reuses them even to a terminating Pod
+	// (kubernetes/kubernetes#127335) and does not retry a failed call.
 	s.cfg.Logger.Info("shutting down: draining", slog.Duration("drainDelay", s.cfg.DrainDelay))
-	select {
-	case <-time.After(s.cfg.DrainDelay):
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
+	for _, phase := range []func(){func() {}, func() { s.http.SetKeepAlivesEnabled(false) }} {
+		phase()
+		select {
+		case <-time.After(s.cfg.DrainDelay / 2):
+		case err := <-errc:
+			return fmt.Errorf("serve: %w", err)
+		}
 	}
 	s.cfg.Logger.Info("shutting down: closing the listener and waiting for in-flight reviews")
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)

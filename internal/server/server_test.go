@@ -204,6 +204,7 @@ func TestGracefulShutdown(t *testing.T) {
 	if code, _, _ := ts.get(t, "/readyz"); code != http.StatusServiceUnavailable {
 		t.Errorf("readyz during drain = %d, want 503", code)
 	}
+	time.Sleep(200 * time.Millisecond) // into the second half: keep-alives off
 	resp, err = post()
 	if err != nil {
 		t.Fatalf("a review during the drain delay failed: %v", err)

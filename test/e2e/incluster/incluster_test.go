@@ -318,6 +318,9 @@ spec:
 // replica drains, exits, starts again and rejoins. Nothing may fail.
 func TestRollingRestarts(t *testing.T) {
 	ctx := context.Background()
+	if err := framework.EnsureNamespace(ctx, env.client, "e2e-load", map[string]string{"sidecar-injection": "enabled"}); err != nil {
+		t.Fatal(err)
+	}
 	load := framework.StartLoad(2, func(w, i int) error { return createOne(ctx, fmt.Sprintf("roll-%d-%d", w, i), i%5 == 0) })
 	start := time.Now()
 	restarts := 0

@@ -212,7 +212,7 @@ func launch(r *replica) error {
 		"--lease-renew-deadline", "3s",
 		"--lease-retry-period", "500ms",
 		"--registration-resync", "5s",
-		"--shutdown-drain-delay", "1s",
+		"--shutdown-drain-delay", "2s",
 	)
 	r.cmd.Env = framework.ProcessEnv(fmt.Sprintf("POD_NAME=replica-%d", r.id))
 	r.cmd.Stdout, r.cmd.Stderr = logf, logf
