@@ -10,7 +10,6 @@ import (
 	"crypto/x509"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -187,8 +186,6 @@ func achieved(r result, rate int, d time.Duration) string {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
-
-var _ = io.Discard
 
 func freePort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

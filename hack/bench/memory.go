@@ -41,7 +41,7 @@ func memory(out io.Writer, root, dir string, roots *x509.CertPool, data []byte, 
 	url := fmt.Sprintf("https://127.0.0.1:%d/validate/require-environment", port)
 	done := make(chan result)
 	go func() { done <- measure(roots, url, data, 2000, 64, d) }()
-	var peak, samples int64
+	var peak int64
 	var seen []string
 	for tick := time.NewTicker(time.Second); ; {
 		select {
@@ -52,14 +52,12 @@ func memory(out io.Writer, root, dir string, roots *x509.CertPool, data []byte, 
 			fmt.Fprintf(out, "| idle | under 2,000 reviews/s for %s (each second) | peak | 2 s after |\n|---|---|---|---|\n", d)
 			fmt.Fprintf(out, "| %s | %s | %s | %s |\n", mib(idle), strings.Join(seen, ", "), mib(peak), mib(after))
 			fmt.Fprintf(out, "\n(%d requests, %d errors)\n", r.requests, r.errors)
-			_ = samples
 			return nil
 		case <-tick.C:
 			v, err := rss(cmd.Process.Pid)
 			if err == nil {
 				seen = append(seen, mib(v))
 				peak = max(peak, v)
-				samples++
 			}
 		}
 	}

@@ -5,10 +5,8 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -151,7 +149,5 @@ func apiserverOverhead(ctx context.Context, out io.Writer, root string, src *cer
 	fmt.Fprintf(out, "| with tollgate (validate + inject) | %s | %s |\n", ms(q(with, 0.5)), ms(q(with, 0.99)))
 	fmt.Fprintf(out, "| added by the floor webhooks | %s | %s |\n", ms(q(floored, 0.5)-q(without, 0.5)), ms(q(floored, 0.99)-q(without, 0.99)))
 	fmt.Fprintf(out, "| added by tollgate | %s | %s |\n", ms(q(with, 0.5)-q(without, 0.5)), ms(q(with, 0.99)-q(without, 0.99)))
-	_ = strings.TrimSpace
-	_ = slog.Default
 	return nil
 }

@@ -179,19 +179,8 @@ func ParseBundle(bundle []byte) []*x509.Certificate {
 }
 
 func servingUsableFor(data map[string][]byte, ca *x509.Certificate, sans []string, now time.Time) bool {
-	cert, key, err := pair(data, SecretTLSCert, SecretTLSKey)
-	if err != nil || DueForRenewal(cert, now) {
-		return false
-	}
-	_ = key
-	roots := x509.NewCertPool()
-	roots.AddCert(ca)
-	for _, name := range sans {
-		if _, err := cert.Verify(x509.VerifyOptions{DNSName: name, Roots: roots, CurrentTime: now}); err != nil {
-			return false
-		}
-	}
-	return true
+	cert, _, err := pair(data, SecretTLSCert, SecretTLSKey)
+	return err == nil && !DueForRenewal(cert, now) && verifies(cert, ca, sans, now)
 }
 
 func parseCert(pemBytes []byte) (*x509.Certificate, error) {

@@ -4,10 +4,10 @@ import (
 	"crypto/ecdsa"
 	"crypto/x509"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 func encodeCert(der []byte) []byte {
@@ -27,11 +27,11 @@ func readCert(path string) (*x509.Certificate, error) {
 	if err != nil {
 		return nil, err
 	}
-	block, _ := pem.Decode(data)
-	if block == nil || block.Type != "CERTIFICATE" {
-		return nil, fmt.Errorf("%s: no PEM certificate", path)
+	c, err := parseCert(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return x509.ParseCertificate(block.Bytes)
+	return c, nil
 }
 
 func readKey(path string) (*ecdsa.PrivateKey, error) {
@@ -39,19 +39,23 @@ func readKey(path string) (*ecdsa.PrivateKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	block, _ := pem.Decode(data)
-	if block == nil {
-		return nil, fmt.Errorf("%s: no PEM key", path)
-	}
-	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	k, err := parseKey(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	ec, ok := k.(*ecdsa.PrivateKey)
-	if !ok {
-		return nil, errors.New(path + ": not an ECDSA key")
+	return k, nil
+}
+
+// verifies tells whether cert, signed by ca, is valid at now for every name.
+func verifies(cert, ca *x509.Certificate, names []string, now time.Time) bool {
+	roots := x509.NewCertPool()
+	roots.AddCert(ca)
+	for _, name := range names {
+		if _, err := cert.Verify(x509.VerifyOptions{DNSName: name, Roots: roots, CurrentTime: now}); err != nil {
+			return false
+		}
 	}
-	return ec, nil
+	return true
 }
 
 // writeFileAtomic replaces path in one step, so a reader never sees half a file.
