@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,6 +40,7 @@ type serveOptions struct {
 	metricsListen   string
 	reloadPolicies  time.Duration
 	http2           bool
+	clientCAFile    string
 	cluster         clusterOptions
 }
 
@@ -65,6 +67,7 @@ func newServeCommand() *cobra.Command {
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight reviews may take to finish on shutdown, after the drain delay")
 	f.DurationVar(&o.drainDelay, "shutdown-drain-delay", 5*time.Second, "on SIGTERM, how long to go on serving with /readyz failing and connections closed after each answer, before the listener closes")
 	f.StringVar(&o.metricsListen, "metrics-listen", ":9090", "address of the plain-HTTP Prometheus /metrics listener; empty: none")
+	f.StringVar(&o.clientCAFile, "client-ca-file", "", "PEM CAs; when set, review paths answer only clients (the apiserver) with a certificate they signed")
 	f.BoolVar(&o.http2, "http2", false, "offer HTTP/2 on the webhook listener (off: HTTP/2 Rapid Reset attacks, CVE-2023-44487)")
 	f.DurationVar(&o.reloadPolicies, "config-reload-interval", 5*time.Second, "how often --config is checked for changes; a changed, valid set is swapped in without a restart")
 	o.cluster.flags(f)
@@ -135,6 +138,16 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 		}
 	default:
 		return usageError(fmt.Errorf("--cert-source %q: want files, self or cert-manager", o.cluster.certSource))
+	}
+	if o.clientCAFile != "" {
+		pem, err := os.ReadFile(o.clientCAFile)
+		if err != nil {
+			return usageError(fmt.Errorf("--client-ca-file: %w", err))
+		}
+		srvCfg.ClientCAs = x509.NewCertPool()
+		if !srvCfg.ClientCAs.AppendCertsFromPEM(pem) {
+			return usageError(fmt.Errorf("--client-ca-file %s holds no PEM certificate", o.clientCAFile))
+		}
 	}
 	srvCfg.Engine = engine.New(set.current(), engOpts)
 	srv, err := server.New(srvCfg)

@@ -251,3 +251,74 @@ func TestHTTP2OptIn(t *testing.T) {
 		t.Errorf("with HTTP2 on, negotiated %q", p)
 	}
 }
+
+// TestClientCertificates: with client CAs, review paths answer only clients
+// with a certificate they signed; health paths stay open to probes.
+func TestClientCertificates(t *testing.T) {
+	ss, err := certs.EnsureSelfSigned(t.TempDir(), nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := certs.NewFileSource(ss.CertPath(), ss.KeyPath(), time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiserver, err := certs.NewClientPair("kube-apiserver", time.Hour, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stranger, err := certs.NewClientPair("kube-apiserver", time.Hour, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(apiserver.CA)
+	set, _ := policy.LoadDefaults()
+	srv, err := New(Config{Engine: engine.New(set, engine.Options{}), Certificates: src, Logger: slog.New(slog.DiscardHandler), ClientCAs: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = srv.ServeListener(ctx, ln) }()
+	ca, _ := os.ReadFile(ss.CAPath())
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(ca)
+	client := func(p *certs.ClientPair) *http.Client {
+		cfg := &tls.Config{RootCAs: roots}
+		if p != nil {
+			pair, err := tls.X509KeyPair(p.Cert, p.Key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Certificates = []tls.Certificate{pair}
+		}
+		return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg}}
+	}
+	review := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"CREATE","namespace":"a","kind":{"kind":"Pod","version":"v1"},"resource":{"version":"v1","resource":"pods"},"object":{"metadata":{"name":"p","labels":{"environment":"dev"}}}}}`
+	for _, tt := range []struct {
+		name   string
+		client *http.Client
+		want   int
+	}{{"the apiserver", client(apiserver), 200}, {"no certificate", client(nil), 401}} {
+		resp, err := tt.client.Post("https://"+ln.Addr().String()+"/validate/require-environment", "application/json", strings.NewReader(review))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("%s: status %d, want %d", tt.name, resp.StatusCode, tt.want)
+		}
+	}
+	if _, err := client(stranger).Post("https://"+ln.Addr().String()+"/validate/require-environment", "application/json", strings.NewReader(review)); err == nil {
+		t.Error("a certificate from another CA was accepted")
+	}
+	resp, err := client(nil).Get("https://" + ln.Addr().String() + "/readyz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Errorf("readyz without a client certificate: %v %v", resp, err)
+	}
+}

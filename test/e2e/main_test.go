@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
@@ -61,7 +62,14 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(work)
 
-	env, client, err := framework.StartControlPlane(nil)
+	// The apiserver authenticates to webhooks with a client certificate, as
+	// an AdmissionConfiguration tells it; tollgate requires one (--client-ca-file).
+	admissionConfig, err := clientAuthConfig(work)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	env, client, err := framework.StartControlPlane(map[string]string{"admission-control-config-file": admissionConfig})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -139,6 +147,7 @@ func startTollgate(work string) error {
 		"--tls-private-key-file", filepath.Join(cluster.servDir, certs.KeyFile),
 		"--namespace", ownNamespace,
 		"--cert-reload-interval", "200ms",
+		"--client-ca-file", filepath.Join(work, "client-ca.crt"),
 	)
 	cluster.tollgate.Env = framework.ProcessEnv()
 	cluster.tollgate.Stdout, cluster.tollgate.Stderr = logf, logf
@@ -244,4 +253,35 @@ func dumpLog() {
 		data = data[len(data)-20000:]
 	}
 	fmt.Fprintf(os.Stderr, "---- tollgate log (tail) ----\n%s\n", data)
+}
+
+// clientAuthConfig writes the client CA tollgate trusts, and the
+// AdmissionConfiguration whose kubeconfig makes the apiserver present a
+// certificate it signed to every webhook ("*").
+func clientAuthConfig(work string) (string, error) {
+	pair, err := certs.NewClientPair("kube-apiserver", 24*time.Hour, time.Now())
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(work, "client-ca.crt"), pair.CA, 0o644); err != nil {
+		return "", err
+	}
+	kubeconfig := fmt.Sprintf(`apiVersion: v1
+kind: Config
+users:
+- name: "*"
+  user:
+    client-certificate-data: %s
+    client-key-data: %s
+`, base64.StdEncoding.EncodeToString(pair.Cert), base64.StdEncoding.EncodeToString(pair.Key))
+	kcPath := filepath.Join(work, "webhook-client.kubeconfig")
+	if err := os.WriteFile(kcPath, []byte(kubeconfig), 0o600); err != nil {
+		return "", err
+	}
+	plugin := func(name string) string {
+		return fmt.Sprintf("- name: %s\n  configuration:\n    apiVersion: apiserver.config.k8s.io/v1\n    kind: WebhookAdmissionConfiguration\n    kubeConfigFile: %s\n", name, kcPath)
+	}
+	config := "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n" + plugin("ValidatingAdmissionWebhook") + plugin("MutatingAdmissionWebhook")
+	path := filepath.Join(work, "admission-config.yaml")
+	return path, os.WriteFile(path, []byte(config), 0o644)
 }

@@ -3,6 +3,8 @@
 package e2e
 
 import (
+	"net/http"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -74,5 +76,20 @@ func TestOtherKindsAreNotConcerned(t *testing.T) {
 	}
 	if _, err := cluster.client.AppsV1().Deployments(ns).Create(ctx(t), d, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("a Deployment is no label policy's concern: %v", err)
+	}
+}
+
+// TestOnlyTheApiserverIsAnswered: every other test reaches tollgate through
+// the apiserver, which presents its client certificate; a client without
+// one is refused.
+func TestOnlyTheApiserverIsAnswered(t *testing.T) {
+	body := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u"}}`
+	resp, err := httpsClient().Post("https://"+cluster.addr+"/validate/require-environment", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a review without a client certificate got %d, want 401", resp.StatusCode)
 	}
 }
