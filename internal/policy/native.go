@@ -3,7 +3,6 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -183,16 +182,4 @@ func attachBindings(policies []*Policy) ([]*Policy, []error) {
 		target.Native.Bindings = append(target.Native.Bindings, p.binding)
 	}
 	return out, errs
-}
-
-// Kind names what the policy is, for messages.
-func (p *Policy) KindName() string {
-	switch {
-	case p.Native != nil:
-		return "ValidatingAdmissionPolicy"
-	case p.binding != nil:
-		return "ValidatingAdmissionPolicyBinding"
-	default:
-		return strings.TrimSpace(Kind)
-	}
 }

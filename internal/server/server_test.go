@@ -27,11 +27,11 @@ type testServer struct {
 	stop   func() error
 }
 
-func start(t *testing.T) *testServer { return startWith(t, Timeouts{}) }
+func start(t *testing.T) *testServer { return startConfigured(t, nil) }
 
-func startWith(t *testing.T, timeouts Timeouts) *testServer { return startDrain(t, timeouts, 0) }
-
-func startDrain(t *testing.T, timeouts Timeouts, drain time.Duration) *testServer {
+// startConfigured serves the embedded defaults with a self-signed
+// certificate; configure, when given, adjusts the Config first.
+func startConfigured(t *testing.T, configure func(*Config)) *testServer {
 	t.Helper()
 	ss, err := certs.EnsureSelfSigned(t.TempDir(), nil, time.Now())
 	if err != nil {
@@ -46,7 +46,11 @@ func startDrain(t *testing.T, timeouts Timeouts, drain time.Duration) *testServe
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Engine: engine.New(set, engine.Options{}), Certificates: src, Logger: log, Timeouts: timeouts, DrainDelay: drain})
+	cfg := Config{Engine: engine.New(set, engine.Options{}), Certificates: src, Logger: log}
+	if configure != nil {
+		configure(&cfg)
+	}
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +153,9 @@ func TestShutdownFailsReadiness(t *testing.T) {
 // stop: each is closed after the read timeouts, and meanwhile the server
 // answers others.
 func TestStalledClientsAreCut(t *testing.T) {
-	ts := startWith(t, Timeouts{ReadHeader: 300 * time.Millisecond, Read: 500 * time.Millisecond})
+	ts := startConfigured(t, func(c *Config) {
+		c.Timeouts = Timeouts{ReadHeader: 300 * time.Millisecond, Read: 500 * time.Millisecond}
+	})
 	addr := strings.TrimPrefix(ts.base, "https://")
 	var conns []*tls.Conn
 	for range 50 {
@@ -185,7 +191,7 @@ func TestStalledClientsAreCut(t *testing.T) {
 // are still answered during the drain delay but close their connections,
 // and then new connections are refused.
 func TestGracefulShutdown(t *testing.T) {
-	ts := startDrain(t, Timeouts{}, 400*time.Millisecond)
+	ts := startConfigured(t, func(c *Config) { c.DrainDelay = 400 * time.Millisecond })
 	review := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"CREATE","namespace":"a","kind":{"kind":"Pod","version":"v1"},"resource":{"version":"v1","resource":"pods"},"object":{"metadata":{"name":"p","labels":{"environment":"dev"}}}}}`
 	post := func() (*http.Response, error) {
 		return ts.client.Post(ts.base+"/validate/require-environment", "application/json", strings.NewReader(review))
@@ -222,27 +228,8 @@ func TestGracefulShutdown(t *testing.T) {
 }
 
 func TestHTTP2OptIn(t *testing.T) {
-	ss, err := certs.EnsureSelfSigned(t.TempDir(), nil, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := certs.NewFileSource(ss.CertPath(), ss.KeyPath(), time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, _ := policy.LoadDefaults()
-	srv, err := New(Config{Engine: engine.New(set, engine.Options{}), Certificates: src, Logger: slog.New(slog.DiscardHandler), HTTP2: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = srv.ServeListener(ctx, ln) }()
-	conn, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2", "http/1.1"}})
+	ts := startConfigured(t, func(c *Config) { c.HTTP2 = true })
+	conn, err := tls.Dial("tcp", strings.TrimPrefix(ts.base, "https://"), &tls.Config{RootCAs: ts.roots, NextProtos: []string{"h2", "http/1.1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,14 +242,6 @@ func TestHTTP2OptIn(t *testing.T) {
 // TestClientCertificates: with client CAs, review paths answer only clients
 // with a certificate they signed; health paths stay open to probes.
 func TestClientCertificates(t *testing.T) {
-	ss, err := certs.EnsureSelfSigned(t.TempDir(), nil, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := certs.NewFileSource(ss.CertPath(), ss.KeyPath(), time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	apiserver, err := certs.NewClientPair("kube-apiserver", time.Hour, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -273,23 +252,9 @@ func TestClientCertificates(t *testing.T) {
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(apiserver.CA)
-	set, _ := policy.LoadDefaults()
-	srv, err := New(Config{Engine: engine.New(set, engine.Options{}), Certificates: src, Logger: slog.New(slog.DiscardHandler), ClientCAs: pool})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = srv.ServeListener(ctx, ln) }()
-	ca, _ := os.ReadFile(ss.CAPath())
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(ca)
+	ts := startConfigured(t, func(c *Config) { c.ClientCAs = pool })
 	client := func(p *certs.ClientPair) *http.Client {
-		cfg := &tls.Config{RootCAs: roots}
+		cfg := &tls.Config{RootCAs: ts.roots}
 		if p != nil {
 			pair, err := tls.X509KeyPair(p.Cert, p.Key)
 			if err != nil {
@@ -305,7 +270,7 @@ func TestClientCertificates(t *testing.T) {
 		client *http.Client
 		want   int
 	}{{"the apiserver", client(apiserver), 200}, {"no certificate", client(nil), 401}} {
-		resp, err := tt.client.Post("https://"+ln.Addr().String()+"/validate/require-environment", "application/json", strings.NewReader(review))
+		resp, err := tt.client.Post(ts.base+"/validate/require-environment", "application/json", strings.NewReader(review))
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -314,10 +279,10 @@ func TestClientCertificates(t *testing.T) {
 			t.Errorf("%s: status %d, want %d", tt.name, resp.StatusCode, tt.want)
 		}
 	}
-	if _, err := client(stranger).Post("https://"+ln.Addr().String()+"/validate/require-environment", "application/json", strings.NewReader(review)); err == nil {
+	if _, err := client(stranger).Post(ts.base+"/validate/require-environment", "application/json", strings.NewReader(review)); err == nil {
 		t.Error("a certificate from another CA was accepted")
 	}
-	resp, err := client(nil).Get("https://" + ln.Addr().String() + "/readyz")
+	resp, err := client(nil).Get(ts.base + "/readyz")
 	if err != nil || resp.StatusCode != 200 {
 		t.Errorf("readyz without a client certificate: %v %v", resp, err)
 	}
