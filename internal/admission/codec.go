@@ -44,7 +44,7 @@ func Decode(body []byte) (*Review, error) {
 	// Parsing alone lets some invalid JSON through (raw control characters
 	// in strings); validating first holds reviews to the JSON the apiserver
 	// and every patch library accept.
-	if err := fastjson.ValidateBytes(body); err != nil {
+	if err := ValidJSON(body); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadReview, err)
 	}
 	p := parsers.Get()
