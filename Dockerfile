@@ -1,5 +1,5 @@
 # A static, non-root tollgate image: docker build -t tollgate .
-FROM golang:1.26 AS build
+FROM golang:1.27.3 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download

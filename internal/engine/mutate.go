@@ -27,16 +27,22 @@ func (e *Engine) mutate(g *policy.Group, req *admission.Request) Evaluation {
 	// Pods made by controllers may arrive without a namespace or name; the
 	// request's namespace is the one that counts (matching uses it).
 	policies, results := e.matching(g, req, meta.Labels, nil)
-	res := inject.Inject(inject.Params{Pod: pod, Policies: policies})
-	if res.OptedOut {
-		for _, p := range policies {
-			results = append(results, Result{Policy: p.Name(), Outcome: Skip, Message: "the pod opts out with " + inject.OptOutAnnotation})
+	params := inject.Params{Pod: pod, Policies: policies, Namespace: req.Namespace}
+	if pod.OptsOut() { // only then do namespace labels matter
+		ns := e.namespace(req.Namespace)
+		if ns == nil {
+			ns = NamespaceOf(req.Namespace, nil)
 		}
+		params.NamespaceLabels = ns.Labels
 	}
+	res := inject.Inject(params)
 	for _, o := range res.Outcomes {
 		r := Result{Policy: o.Policy, Outcome: Pass, Message: o.Message}
-		if o.State == inject.Clash {
-			r.Outcome = Warn
+		switch {
+		case o.State == inject.OptedOut:
+			r.Outcome = Skip
+		case o.Warning != "":
+			r.Outcome, r.Message = Warn, o.Warning
 		}
 		results = append(results, r)
 	}

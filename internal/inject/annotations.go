@@ -13,7 +13,11 @@ const (
 	OptOutAnnotation = "tollgate.dev/inject"
 )
 
-// optedOut tells whether the Pod's annotations refuse injection.
+// OptsOut tells whether the Pod's annotation asks to be left as it is.
+// Each policy decides whether it agrees (policy.Policy.AllowsOptOut).
+func (p *Pod) OptsOut() bool { return optedOut(p.Annotations) }
+
+// optedOut tells whether the annotations refuse injection.
 func optedOut(annotations map[string]string) bool {
 	v, ok := annotations[OptOutAnnotation]
 	if !ok {

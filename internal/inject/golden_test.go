@@ -23,14 +23,14 @@ var goldenCases = []struct {
 	name     string
 	applied  []string
 	warnings []string
-	optedOut bool
+	optedOut []string
 }{
 	{name: "basic", applied: []string{"nginx-sidecar", "setup"}},
 	{name: "existing-items", applied: []string{"nginx-sidecar", "setup"}},
 	{name: "empty-collections", applied: []string{"nginx-sidecar", "setup"}},
 	{name: "unknown-fields", applied: []string{"nginx-sidecar", "setup"}},
 	{name: "already-injected"},
-	{name: "opted-out", optedOut: true},
+	{name: "opted-out", optedOut: []string{"nginx-sidecar", "setup"}},
 	{name: "name-clash", applied: []string{"setup"}, warnings: []string{
 		`tollgate: policy nginx-sidecar not injected: the pod already has container "sidecar-nginx" with different content`,
 	}},
@@ -53,8 +53,8 @@ func TestGolden(t *testing.T) {
 			if !slices.Equal(res.Warnings(), tc.warnings) {
 				t.Errorf("warnings = %q, want %q", res.Warnings(), tc.warnings)
 			}
-			if res.OptedOut != tc.optedOut {
-				t.Errorf("optedOut = %v, want %v", res.OptedOut, tc.optedOut)
+			if got := res.names(OptedOut); !slices.Equal(got, tc.optedOut) {
+				t.Errorf("opted out of %v, want %v", got, tc.optedOut)
 			}
 			patched := applyPatch(t, input, res.Patch)
 			got, err := yaml.JSONToYAML(patched)

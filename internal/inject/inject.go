@@ -12,10 +12,13 @@ import (
 )
 
 // Params is the input of an injection: the Pod read from the request's raw
-// object, and the injection policies that match the request, in order.
+// object, the injection policies that match the request, in order, and the
+// labels of the Pod's namespace, which say where a policy lets Pods opt out.
 type Params struct {
-	Pod      *Pod
-	Policies []*policy.Policy
+	Pod             *Pod
+	Policies        []*policy.Policy
+	Namespace       string
+	NamespaceLabels map[string]string
 }
 
 // Result is what injection decided.
@@ -24,8 +27,6 @@ type Result struct {
 	Patch jsonpatch.Patch
 	// Outcomes say, for each policy, what became of it.
 	Outcomes []Outcome
-	// OptedOut is true when the Pod's annotation refused injection.
-	OptedOut bool
 }
 
 // State is what became of one injection policy.
@@ -40,24 +41,29 @@ const (
 	// Clash: the Pod has an item of the same name with other content; the
 	// policy is skipped and Message is a warning for the user.
 	Clash
+	// OptedOut: the Pod's annotation refused the policy, which allows that
+	// in the Pod's namespace.
+	OptedOut
 )
 
-// Outcome is what became of one policy.
+// Outcome is what became of one policy. Warning, when set, is for the user
+// who made the request.
 type Outcome struct {
 	Policy  string
 	State   State
 	Message string
+	Warning string
 }
 
 // Applied names the policies whose items the patch adds.
 func (r *Result) Applied() []string { return r.names(Applied) }
 
-// Warnings are the messages of clashing policies, for the admission response.
+// Warnings are the warnings of the outcomes, for the admission response.
 func (r *Result) Warnings() []string {
 	var out []string
 	for _, o := range r.Outcomes {
-		if o.State == Clash {
-			out = append(out, o.Message)
+		if o.Warning != "" {
+			out = append(out, o.Warning)
 		}
 	}
 	return out
@@ -90,15 +96,21 @@ var listPath = [...]string{"initContainers", "containers", "volumes", "imagePull
 // names already present keep a second run from adding anything.
 func Inject(p Params) Result {
 	pod := p.Pod
-	if optedOut(pod.Annotations) {
-		return Result{OptedOut: true}
-	}
+	optOut := optedOut(pod.Annotations)
 	status := parseStatus(pod.Annotations[StatusAnnotation])
 	pt := newPodItems(pod)
 	var res Result
 	var add [4][]policy.Item
 	recorded := append([]string(nil), status...)
 	for _, pol := range p.Policies {
+		var warning string
+		if optOut {
+			if pol.AllowsOptOut(p.NamespaceLabels) {
+				res.Outcomes = append(res.Outcomes, Outcome{Policy: pol.Name(), State: OptedOut, Message: "the pod opts out with " + OptOutAnnotation})
+				continue
+			}
+			warning = fmt.Sprintf("tollgate: policy %s does not allow opting out with %s in namespace %s; the pod gets its injection", pol.Name(), OptOutAnnotation, p.Namespace)
+		}
 		if slices.Contains(status, pol.Name()) {
 			res.Outcomes = append(res.Outcomes, Outcome{Policy: pol.Name(), State: Present, Message: "recorded in " + StatusAnnotation})
 			continue
@@ -106,7 +118,8 @@ func Inject(p Params) Result {
 		in := pol.Injection()
 		missing, clash := pt.missing(in)
 		if clash != "" {
-			res.Outcomes = append(res.Outcomes, Outcome{Policy: pol.Name(), State: Clash, Message: fmt.Sprintf("tollgate: policy %s not injected: %s", pol.Name(), clash)})
+			msg := fmt.Sprintf("tollgate: policy %s not injected: %s", pol.Name(), clash)
+			res.Outcomes = append(res.Outcomes, Outcome{Policy: pol.Name(), State: Clash, Message: msg, Warning: msg})
 			continue
 		}
 		var added []string
@@ -119,7 +132,7 @@ func Inject(p Params) Result {
 		}
 		recorded = append(recorded, pol.Name())
 		if len(added) > 0 {
-			res.Outcomes = append(res.Outcomes, Outcome{Policy: pol.Name(), State: Applied, Message: "adds " + strings.Join(added, ", ")})
+			res.Outcomes = append(res.Outcomes, Outcome{Policy: pol.Name(), State: Applied, Message: "adds " + strings.Join(added, ", "), Warning: warning})
 		} else {
 			res.Outcomes = append(res.Outcomes, Outcome{Policy: pol.Name(), State: Present, Message: "the pod already has every item"})
 		}

@@ -193,6 +193,15 @@ func (in *Inject) check(path *field.Path) field.ErrorList {
 		}
 		secrets.Insert(s.Name)
 	}
+	if o := in.OptOut; o != nil {
+		p := path.Child("optOut")
+		if o.Disabled && o.NamespaceSelector != nil {
+			errs = append(errs, field.Invalid(p.Child("namespaceSelector"), o.NamespaceSelector, "an opt-out that is disabled has no namespaces to allow it in; set one of disabled and namespaceSelector"))
+		}
+		if o.NamespaceSelector != nil {
+			errs = append(errs, metav1validation.ValidateLabelSelector(o.NamespaceSelector, metav1validation.LabelSelectorValidationOptions{}, p.Child("namespaceSelector"))...)
+		}
+	}
 	return errs
 }
 

@@ -22,6 +22,9 @@ type compiled struct {
 	nsSelector     labels.Selector
 	excluded       sets.Set[string]
 	injection      *Injection
+	// optOut selects the namespaces where a Pod may opt out of the
+	// injection; nil means everywhere, labels.Nothing() nowhere.
+	optOut labels.Selector
 	// program is the compiled CEL of the policy: conditions and expressions.
 	program *cel.Program
 	// patches are a mutation's compiled CEL patches.
@@ -77,6 +80,14 @@ func (p *Policy) compile() field.ErrorList {
 	}
 	if in := p.Spec.Inject; in != nil {
 		c.injection = &Injection{}
+		if o := in.OptOut; o != nil {
+			c.optOut = labels.Nothing()
+			if o.NamespaceSelector != nil {
+				if c.optOut, err = selector(o.NamespaceSelector); err != nil {
+					return field.ErrorList{field.Invalid(field.NewPath("spec", "inject", "optOut", "namespaceSelector"), o.NamespaceSelector, err.Error())}
+				}
+			}
+		}
 		for _, step := range []struct {
 			dst   *[]Item
 			n     int

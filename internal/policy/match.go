@@ -44,6 +44,12 @@ func (p *Policy) MatchesNamespace(nsLabels map[string]string) bool {
 	return p.compiled.nsSelector.Matches(labels.Set(nsLabels))
 }
 
+// AllowsOptOut tells whether a Pod in a namespace with these labels may
+// refuse the policy's injection with its opt-out annotation.
+func (p *Policy) AllowsOptOut(nsLabels map[string]string) bool {
+	return p.compiled.optOut == nil || p.compiled.optOut.Matches(labels.Set(nsLabels))
+}
+
 // MatchesResource tells whether the policy names the resource, wildcards
 // included, or it is a Pod controller and the policy checks their templates.
 func (p *Policy) MatchesResource(r schema.GroupResource) bool {

@@ -144,6 +144,19 @@ type Inject struct {
 	InitContainers   []corev1.Container            `json:"initContainers,omitempty"`
 	Volumes          []corev1.Volume               `json:"volumes,omitempty"`
 	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+	// OptOut limits who may refuse the injection with the Pod annotation
+	// tollgate.dev/inject: "false". Without it, every Pod may.
+	OptOut *OptOut `json:"optOut,omitempty"`
+}
+
+// OptOut is where a Pod's opt-out annotation is honoured. A Pod's author
+// controls the annotation; who labels namespaces decides where it counts.
+type OptOut struct {
+	// Disabled ignores the annotation everywhere: the policy always injects.
+	Disabled bool `json:"disabled,omitempty"`
+	// NamespaceSelector honours the annotation only in namespaces whose
+	// labels match it.
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
 }
 
 // Name is the policy's name.

@@ -6,10 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -28,7 +25,6 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
-	"github.com/tollgate-dev/tollgate/internal/certs"
 	"github.com/tollgate-dev/tollgate/test/e2e/framework"
 )
 
@@ -68,7 +64,7 @@ func TestVAPDifferential(t *testing.T) {
 		}
 	}
 	applyNative(t, bytes.ReplaceAll(template, []byte("PLACEHOLDER"), []byte("native")))
-	addr := startVAPTollgate(t, bytes.ReplaceAll(template, []byte("PLACEHOLDER"), []byte("tollgate")))
+	addr := startTollgateWith(t, "tollgate-vap", vapGone, bytes.ReplaceAll(template, []byte("PLACEHOLDER"), []byte("tollgate")))
 
 	w := &warnings{}
 	cfg := rest.CopyConfig(cluster.restConfig)
@@ -220,79 +216,10 @@ func applyNative(t *testing.T, docs []byte) {
 	}
 }
 
-// startVAPTollgate runs a second tollgate with the policies, namespace
-// labels from the apiserver, and registers it as `tollgate manifests` says.
-func startVAPTollgate(t *testing.T, docs []byte) string {
-	t.Helper()
-	dir := filepath.Join(cluster.work, "vap")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "policies.yaml"), docs, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	port, err := framework.FreePort("127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	logf, err := os.Create(filepath.Join(cluster.work, "tollgate-vap.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(cluster.bin, "serve", "--listen", addr, "--config", dir,
-		"--tls-cert-file", filepath.Join(cluster.certDir, certs.CertFile), "--tls-private-key-file", filepath.Join(cluster.certDir, certs.KeyFile),
-		"--kubeconfig", cluster.kubeconfig, "--namespace", ownNamespace, "--register=false", "--leader-elect=false", "--metrics-listen=")
-	cmd.Env = framework.ProcessEnv()
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		// Unregister before stopping, or every later test would call a
-		// webhook that is gone.
-		ctx := context.Background()
-		_ = cluster.client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, "tollgate-vap", metav1.DeleteOptions{})
-		_ = cluster.client.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, "tollgate-vap", metav1.DeleteOptions{})
-		// Wait until the apiserver's webhook informer has let go of it.
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-			_, err := cluster.client.AppsV1().Deployments("diff-tollgate").Create(ctx, deployment("gone", 9), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-			if err == nil {
-				break
-			}
-		}
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		if t.Failed() {
-			data, _ := os.ReadFile(logf.Name())
-			t.Logf("tollgate-vap log:\n%s", tail(data, 6000))
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := httpsClient().Get("https://" + addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tollgate-vap not ready: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	out, err := exec.Command(cluster.bin, "manifests", "--config", dir, "--url", "https://"+addr, "--name", "tollgate-vap",
-		"--ca-file", filepath.Join(cluster.certDir, certs.CAFile), "--namespace", ownNamespace).Output()
-	if err != nil {
-		t.Fatalf("manifests: %v", err)
-	}
-	apply := exec.Command("kubectl", "--kubeconfig", cluster.kubeconfig, "apply", "--server-side", "-f", "-")
-	apply.Stdin = bytes.NewReader(out)
-	if msg, err := apply.CombinedOutput(); err != nil {
-		t.Fatalf("kubectl apply: %v\n%s", err, msg)
-	}
-	return addr
+// vapGone succeeds once the apiserver no longer calls tollgate-vap.
+func vapGone(ctx context.Context) error {
+	_, err := cluster.client.AppsV1().Deployments("diff-tollgate").Create(ctx, deployment("gone", 9), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	return err
 }
 
 func deployment(name string, replicas int32) *appsv1.Deployment {
