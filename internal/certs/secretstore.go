@@ -60,6 +60,31 @@ func (s *SecretStore) Start(ctx context.Context) {
 	factory.Start(ctx.Done())
 }
 
+// Refresh reads the Secret itself, every interval, while the certificate it
+// serves is due for renewal: the watch alone can lag a renewal by half a
+// minute after the apiserver was away (client-go backs off its retries), and
+// the certificate may expire meanwhile. Outside that window it costs nothing.
+func (s *SecretStore) Refresh(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if leaf := s.Leaf(); leaf != nil && !DueForRenewal(leaf, time.Now()) {
+			continue
+		}
+		sec, err := s.Client.CoreV1().Secrets(s.Namespace).Get(ctx, s.Name, metav1.GetOptions{})
+		if err != nil {
+			s.Log.Debug("certificate Secret not read", slog.Any("error", err))
+			continue
+		}
+		s.take(sec)
+	}
+}
+
 func (s *SecretStore) take(obj any) {
 	sec, ok := obj.(*corev1.Secret)
 	if !ok || sec.Name != s.Name {

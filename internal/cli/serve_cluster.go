@@ -68,7 +68,7 @@ func (c *clusterOptions) flags(f *pflag.FlagSet) {
 	f.DurationVar(&c.caLifetime, "ca-lifetime", certs.CALifetime, "lifetime of a self-managed CA")
 	f.DurationVar(&c.certLifetime, "cert-lifetime", 90*24*time.Hour, "lifetime of a self-managed serving certificate")
 	f.DurationVar(&c.caOverlap, "ca-overlap", time.Minute, "how long a new CA is trusted before it signs (CA rotation)")
-	f.DurationVar(&c.certInterval, "cert-check-interval", 30*time.Second, "how often the leader checks the certificates")
+	f.DurationVar(&c.certInterval, "cert-check-interval", 30*time.Second, "how often the leader checks the certificates, and every replica re-reads the Secret while its certificate is due for renewal")
 	f.DurationVar(&c.resync, "registration-resync", time.Minute, "how often the leader re-applies the webhook configurations without an event")
 }
 
@@ -193,6 +193,7 @@ func (cl *clusterConn) startInCluster(ctx context.Context, group *errgroup.Group
 		OnBundle: func([]byte) { set.poke() },
 	}
 	store.Start(ctx)
+	group.Go(func() error { store.Refresh(ctx, c.certInterval); return nil })
 	cl.readyChecks = append(cl.readyChecks, func() error {
 		if !store.Synced() {
 			return errors.New("certificate Secret not read yet")

@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/tollgate-dev/tollgate/test/e2e/framework"
 )
@@ -55,6 +56,9 @@ var env struct {
 	work            string
 	policies        string
 	replicas        []*replica
+	controlPlane    *envtest.Environment
+	// apiserver is set once a test has stopped and started the apiserver.
+	apiserver *framework.APIServer
 }
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -67,11 +71,14 @@ func run(m *testing.M) int {
 	}
 	defer cp.Stop()
 	env.client = client
+	env.controlPlane = cp
 	if env.work, err = os.MkdirTemp("", "tollgate-incluster-"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(env.work)
+	if os.Getenv("TOLLGATE_E2E_KEEP") == "" { // keep the logs for a look
+		defer os.RemoveAll(env.work)
+	}
 	env.adminKubeconfig = filepath.Join(env.work, "admin.kubeconfig")
 	if err := os.WriteFile(env.adminKubeconfig, cp.KubeConfig, 0o600); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -88,6 +95,9 @@ func run(m *testing.M) int {
 		dumpLogs()
 	}
 	stopAll()
+	if env.apiserver != nil {
+		env.apiserver.Kill()
+	}
 	return code
 }
 
