@@ -71,7 +71,7 @@ func startConfigured(t *testing.T, configure func(*Config)) *testServer {
 		client: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: true}},
 		stop:   sync.OnceValue(func() error { cancel(); return <-done }),
 	}
-	t.Cleanup(func() { _ = ts.stop() })
+	t.Cleanup(func() { _ = ts.stop(); ts.client.CloseIdleConnections() })
 	return ts
 }
 
@@ -262,7 +262,9 @@ func TestClientCertificates(t *testing.T) {
 			}
 			cfg.Certificates = []tls.Certificate{pair}
 		}
-		return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg}}
+		c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg}}
+		t.Cleanup(c.CloseIdleConnections)
+		return c
 	}
 	review := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"CREATE","namespace":"a","kind":{"kind":"Pod","version":"v1"},"resource":{"version":"v1","resource":"pods"},"object":{"metadata":{"name":"p","labels":{"environment":"dev"}}}}}`
 	for _, tt := range []struct {
@@ -283,7 +285,11 @@ func TestClientCertificates(t *testing.T) {
 		t.Error("a certificate from another CA was accepted")
 	}
 	resp, err := client(nil).Get(ts.base + "/readyz")
-	if err != nil || resp.StatusCode != 200 {
-		t.Errorf("readyz without a client certificate: %v %v", resp, err)
+	if err != nil {
+		t.Fatalf("readyz without a client certificate: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("readyz without a client certificate: status %d", resp.StatusCode)
 	}
 }
