@@ -78,6 +78,11 @@ bench: control-plane ## Load benchmark side by side with a floor and a typed web
 	KUBEBUILDER_ASSETS=$(ASSETS) $(GO) -C hack/bench run . -root ../.. | tee bench-results.md
 	$(GO) test -run XXX -bench . -benchmem ./internal/webhook ./internal/engine ./internal/check | tee -a bench-results.md
 
+SOAK_DURATION ?= 5m
+SOAK_RATE ?= 1000
+soak: ## $(SOAK_DURATION) at $(SOAK_RATE) reviews/s of every kind, with policy reloads; fails on any error or growing memory; writes soak-results.md. Not part of make test.
+	$(GO) -C hack/bench run . -root ../.. -soak $(SOAK_DURATION) -soak-rate $(SOAK_RATE) | tee soak-results.md
+
 control-plane: $(ASSETS)/kube-apiserver $(ASSETS)/etcd
 
 $(ASSETS)/kube-apiserver:
@@ -92,4 +97,4 @@ $(ASSETS)/etcd:
 	mv $(ASSETS)/etcd.tmp $@
 
 clean:
-	rm -rf bin e2e.log bench-results.md
+	rm -rf bin e2e.log bench-results.md soak-results.md

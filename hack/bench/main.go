@@ -33,7 +33,16 @@ func main() {
 	workers := flag.Uint64("concurrency", 16, "connections for the throughput runs")
 	rates := flag.String("rates", "1000,2000,5000", "fixed request rates for the latency runs")
 	e2e := flag.Int("e2e-creates", 300, "Pod creates per side for the apiserver overhead (0: skip)")
+	soakFor := flag.Duration("soak", 0, "instead of the benchmark: a soak of this length (make soak)")
+	soakRate := flag.Int("soak-rate", 1000, "reviews per second of the soak")
 	flag.Parse()
+	if *soakFor > 0 {
+		if err := soak(os.Stdout, *root, *soakFor, *soakRate); err != nil {
+			fmt.Fprintln(os.Stderr, "soak:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*root, *duration, *workers, *rates, *e2e); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
