@@ -57,7 +57,7 @@ func run(root string, d time.Duration, workers uint64, rateList string, e2eCreat
 		return err
 	}
 	defer os.RemoveAll(dir)
-	ss, err := certs.EnsureSelfSigned(dir, nil, time.Now())
+	ss, roots, err := selfSigned(dir)
 	if err != nil {
 		return err
 	}
@@ -65,9 +65,6 @@ func run(root string, d time.Duration, workers uint64, rateList string, e2eCreat
 	if err != nil {
 		return err
 	}
-	ca, _ := os.ReadFile(ss.CAPath())
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(ca)
 
 	defaults, err := policy.LoadDefaults()
 	if err != nil {

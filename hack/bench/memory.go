@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -16,13 +15,7 @@ import (
 // memory runs the real tollgate binary on its defaults and reads its
 // resident memory at idle, during a sustained load, and after it.
 func memory(out io.Writer, root, dir string, roots *x509.CertPool, data []byte, certFile, keyFile string, d time.Duration) error {
-	bin := filepath.Join(dir, "tollgate")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/tollgate")
-	build.Dir = root
-	if msg, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("build: %v\n%s", err, msg)
-	}
-	port, err := freePort()
+	bin, port, err := buildTollgate(root, dir)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,7 +16,6 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"github.com/tollgate-dev/tollgate/internal/certs"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -33,13 +31,10 @@ func soak(out io.Writer, root string, d time.Duration, rate int) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	ss, err := certs.EnsureSelfSigned(dir, nil, time.Now())
+	ss, roots, err := selfSigned(dir)
 	if err != nil {
 		return err
 	}
-	ca, _ := os.ReadFile(ss.CAPath())
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(ca)
 
 	// The policies: the seed system and the library, as a user deploys them.
 	cfg := filepath.Join(dir, "policies")
@@ -65,13 +60,7 @@ func soak(out io.Writer, root string, d time.Duration, rate int) error {
 		return err
 	}
 
-	bin := filepath.Join(dir, "tollgate")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/tollgate")
-	build.Dir = root
-	if msg, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("build: %v\n%s", err, msg)
-	}
-	port, err := freePort()
+	bin, port, err := buildTollgate(root, dir)
 	if err != nil {
 		return err
 	}
