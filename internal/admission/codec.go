@@ -53,10 +53,12 @@ func Decode(body []byte) (*Review, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadReview, err)
 	}
-	return fromValue(v)
+	return fromValue(v, member(body, "request"))
 }
 
-func fromValue(v *fastjson.Value) (*Review, error) {
+// fromValue reads the parsed review; rawRequest is the request's JSON in
+// the body, which the objects are sliced from.
+func fromValue(v *fastjson.Value, rawRequest []byte) (*Review, error) {
 	if v.Type() != fastjson.TypeObject {
 		return nil, fmt.Errorf("%w: want a JSON object, got %s", ErrBadReview, v.Type())
 	}
@@ -93,9 +95,10 @@ func fromValue(v *fastjson.Value) (*Review, error) {
 	}
 	// A shape the policies cannot read is not a transport error: the engine
 	// answers it with a denial the apiserver can relay, uid and all.
-	req.Object, req.ObjectMeta, req.ShapeError = object(r.Get("object"))
+	raw := members(rawRequest, "object", "oldObject")
+	req.Object, req.ObjectMeta, req.ShapeError = object(r.Get("object"), raw[0])
 	var oldErr error
-	req.OldObject, req.OldObjectMeta, oldErr = object(r.Get("oldObject"))
+	req.OldObject, req.OldObjectMeta, oldErr = object(r.Get("oldObject"), raw[1])
 	if req.ShapeError == nil && oldErr != nil {
 		req.ShapeError = fmt.Errorf("oldObject: %w", oldErr)
 	}
@@ -107,14 +110,12 @@ func str(v *fastjson.Value, path ...string) string {
 	return string(v.GetStringBytes(path...))
 }
 
-// object returns an embedded object's JSON (nil when absent or null) and its
-// metadata. The JSON is re-encoded from the parsed value: the same object,
-// though not necessarily the same bytes.
-func object(v *fastjson.Value) ([]byte, *ObjectMeta, error) {
+// object returns an embedded object's JSON (nil when absent or null), which
+// is raw, its bytes in the body, and its metadata, read from v, its parsed value.
+func object(v *fastjson.Value, raw []byte) ([]byte, *ObjectMeta, error) {
 	if v == nil || v.Type() == fastjson.TypeNull {
 		return nil, nil, nil
 	}
-	raw := v.MarshalTo(make([]byte, 0, 4096))
 	if v.Type() != fastjson.TypeObject {
 		return raw, nil, fmt.Errorf("cannot read object: want a JSON object, got %s", v.Type())
 	}

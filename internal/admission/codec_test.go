@@ -54,7 +54,8 @@ func TestDecodeRejects(t *testing.T) {
 	}{
 		{"empty", "", "empty body"},
 		{"blank", "  \n", "empty body"},
-		{"not json", "{", "cannot parse"},
+		{"not json", "{", "unexpected end of JSON input"},
+		{"not json either", `{"a" 1}`, "invalid character '1' after object key"},
 		{"array", "[]", "want a JSON object"},
 		{"no request", `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`, "no request"},
 		{"unknown version", `{"apiVersion":"admission.k8s.io/v2","kind":"AdmissionReview","request":{"uid":"1"}}`, `apiVersion "admission.k8s.io/v2"`},

@@ -25,6 +25,7 @@ type UserInfo struct {
 // Request is one admission request, independent of the review version it came in.
 // Object and OldObject are the raw JSON the apiserver sent: policies decode
 // only what they read, and patches are built against these exact bytes.
+// Decode slices them from the body, which must stay unchanged meanwhile.
 type Request struct {
 	UID         string
 	Kind        schema.GroupVersionKind
