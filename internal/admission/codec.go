@@ -29,97 +29,122 @@ type Review struct {
 	Request    Request
 }
 
-// Reviews are parsed with fastjson, in one pass over the body and with no
-// reflection: on the 16 KB Pod review captured from kube-apiserver 1.37 it
-// takes about a fifth of what encoding/json needs merely to find the uid
-// (BenchmarkDecode in internal/webhook). Parsers are reused.
+// Reviews are read without reflection and without parsing the objects:
+// the body is validated once (encoding/json, strict), the members tollgate
+// reads are found by a scan that trusts that validation (raw.go), and only
+// the small ones (the request's fields, the objects' metadata) are parsed,
+// with fastjson. The objects are handed on as slices of the body; policies
+// parse what they read of them. On the 16 KB Pod review captured from
+// kube-apiserver 1.37 this takes about as long as encoding/json needs to
+// find the uid (BenchmarkDecode in internal/webhook).
 var parsers fastjson.ParserPool
 
 // Decode reads an AdmissionReview in either supported version, and the
 // metadata of its object and old object. Every failure wraps ErrBadReview.
+// The request's objects are slices of body, which must stay unchanged while
+// the review is in use.
 func Decode(body []byte) (*Review, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, fmt.Errorf("%w: empty body", ErrBadReview)
 	}
-	// Parsing alone lets some invalid JSON through (raw control characters
-	// in strings); validating first holds reviews to the JSON the apiserver
-	// and every patch library accept.
 	if err := ValidJSON(body); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadReview, err)
 	}
-	p := parsers.Get()
-	defer parsers.Put(p)
-	v, err := p.ParseBytes(body)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadReview, err)
+	if t := typeOf(body); t != fastjson.TypeObject {
+		return nil, fmt.Errorf("%w: want a JSON object, got %s", ErrBadReview, t)
 	}
-	return fromValue(v, member(body, "request"))
-}
-
-// fromValue reads the parsed review; rawRequest is the request's JSON in
-// the body, which the objects are sliced from.
-func fromValue(v *fastjson.Value, rawRequest []byte) (*Review, error) {
-	if v.Type() != fastjson.TypeObject {
-		return nil, fmt.Errorf("%w: want a JSON object, got %s", ErrBadReview, v.Type())
-	}
-	kind, apiVersion := str(v, "kind"), str(v, "apiVersion")
+	top := openMembers(body, "kind", "apiVersion", "request")
+	kind, apiVersion := rawString(top[0]), rawString(top[1])
 	if kind != "AdmissionReview" {
 		return nil, fmt.Errorf("%w: kind is %q, want AdmissionReview", ErrBadReview, kind)
 	}
 	if apiVersion != VersionV1 && apiVersion != VersionV1beta1 {
 		return nil, fmt.Errorf("%w: apiVersion %q is not %s or %s", ErrBadReview, apiVersion, VersionV1, VersionV1beta1)
 	}
-	r := v.Get("request")
-	if r == nil || r.Type() == fastjson.TypeNull {
+	switch typeOf(top[2]) {
+	case fastjson.TypeNull:
 		return nil, fmt.Errorf("%w: no request", ErrBadReview)
-	}
-	if r.Type() != fastjson.TypeObject {
+	case fastjson.TypeObject:
+	default:
 		return nil, fmt.Errorf("%w: request is not an object", ErrBadReview)
 	}
-	req := Request{
-		UID:         str(r, "uid"),
-		Kind:        schema.GroupVersionKind{Group: str(r, "kind", "group"), Version: str(r, "kind", "version"), Kind: str(r, "kind", "kind")},
-		Resource:    schema.GroupVersionResource{Group: str(r, "resource", "group"), Version: str(r, "resource", "version"), Resource: str(r, "resource", "resource")},
-		SubResource: str(r, "subResource"),
-		Name:        str(r, "name"),
-		Namespace:   str(r, "namespace"),
-		Operation:   Operation(str(r, "operation")),
-		UserInfo:    UserInfo{Username: str(r, "userInfo", "username"), UID: str(r, "userInfo", "uid")},
-		DryRun:      r.GetBool("dryRun"),
+	req, err := request(top[2])
+	if err != nil {
+		return nil, err
+	}
+	return &Review{APIVersion: apiVersion, Request: *req}, nil
+}
+
+// request reads a request object: its own fields, and its objects' metadata.
+func request(raw []byte) (*Request, error) {
+	f := members(raw, "uid", "kind", "resource", "subResource", "name", "namespace", "operation", "userInfo", "dryRun", "object", "oldObject")
+	req := &Request{
+		UID:         rawString(f[0]),
+		SubResource: rawString(f[3]),
+		Name:        rawString(f[4]),
+		Namespace:   rawString(f[5]),
+		Operation:   Operation(rawString(f[6])),
+		DryRun:      string(f[8]) == "true",
 	}
 	if req.UID == "" {
 		return nil, fmt.Errorf("%w: request has no uid", ErrBadReview)
 	}
-	for _, g := range r.GetArray("userInfo", "groups") {
+	// One parser, each value read before the next parse reuses it.
+	p := parsers.Get()
+	defer parsers.Put(p)
+	kind := parse(p, f[1])
+	req.Kind = schema.GroupVersionKind{Group: str(kind, "group"), Version: str(kind, "version"), Kind: str(kind, "kind")}
+	resource := parse(p, f[2])
+	req.Resource = schema.GroupVersionResource{Group: str(resource, "group"), Version: str(resource, "version"), Resource: str(resource, "resource")}
+	user := parse(p, f[7])
+	req.UserInfo = UserInfo{Username: str(user, "username"), UID: str(user, "uid")}
+	for _, g := range user.GetArray("groups") {
 		req.UserInfo.Groups = append(req.UserInfo.Groups, string(g.GetStringBytes()))
 	}
 	// A shape the policies cannot read is not a transport error: the engine
 	// answers it with a denial the apiserver can relay, uid and all.
-	raw := members(rawRequest, "object", "oldObject")
-	req.Object, req.ObjectMeta, req.ShapeError = object(r.Get("object"), raw[0])
+	req.Object, req.ObjectMeta, req.ShapeError = object(p, f[9])
 	var oldErr error
-	req.OldObject, req.OldObjectMeta, oldErr = object(r.Get("oldObject"), raw[1])
+	req.OldObject, req.OldObjectMeta, oldErr = object(p, f[10])
 	if req.ShapeError == nil && oldErr != nil {
 		req.ShapeError = fmt.Errorf("oldObject: %w", oldErr)
 	}
-	return &Review{APIVersion: apiVersion, Request: req}, nil
+	return req, nil
+}
+
+// parse parses a small member with p, nil when absent or not an object.
+// The value is valid until p parses again.
+func parse(p *fastjson.Parser, raw []byte) *fastjson.Value {
+	if typeOf(raw) != fastjson.TypeObject {
+		return nil
+	}
+	v, err := p.ParseBytes(raw)
+	if err != nil {
+		return nil
+	}
+	return v
 }
 
 // str is the string at path, "" when absent or not a string.
 func str(v *fastjson.Value, path ...string) string {
+	if v == nil {
+		return ""
+	}
 	return string(v.GetStringBytes(path...))
 }
 
-// object returns an embedded object's JSON (nil when absent or null), which
-// is raw, its bytes in the body, and its metadata, read from v, its parsed value.
-func object(v *fastjson.Value, raw []byte) ([]byte, *ObjectMeta, error) {
-	if v == nil || v.Type() == fastjson.TypeNull {
+// object returns an embedded object's JSON (nil when absent or null), its
+// bytes in the body, and its metadata: only metadata and spec are parsed.
+func object(p *fastjson.Parser, raw []byte) ([]byte, *ObjectMeta, error) {
+	t := typeOf(raw)
+	if raw == nil || t == fastjson.TypeNull {
 		return nil, nil, nil
 	}
-	if v.Type() != fastjson.TypeObject {
-		return raw, nil, fmt.Errorf("cannot read object: want a JSON object, got %s", v.Type())
+	if t != fastjson.TypeObject {
+		return raw, nil, fmt.Errorf("cannot read object: want a JSON object, got %s", t)
 	}
-	meta, err := metaOf(v)
+	f := members(raw, "metadata", "spec")
+	meta, err := metaOf(parse(p, f[0]), f[0], f[1])
 	if err != nil {
 		return raw, nil, fmt.Errorf("cannot read object: %w", err)
 	}
@@ -128,11 +153,13 @@ func object(v *fastjson.Value, raw []byte) ([]byte, *ObjectMeta, error) {
 
 // metaOf reads what every policy may need of any object, and checks its
 // shape is one Kubernetes could have sent.
-func metaOf(v *fastjson.Value) (*ObjectMeta, error) {
+// md is the parsed metadata (nil unless an object), rawMeta and rawSpec
+// their JSON.
+func metaOf(md *fastjson.Value, rawMeta, rawSpec []byte) (*ObjectMeta, error) {
 	m := &ObjectMeta{}
-	if md := v.Get("metadata"); md != nil && md.Type() != fastjson.TypeNull {
-		if md.Type() != fastjson.TypeObject {
-			return nil, fmt.Errorf("metadata must be an object, got %s", md.Type())
+	if t := typeOf(rawMeta); rawMeta != nil && t != fastjson.TypeNull {
+		if md == nil {
+			return nil, fmt.Errorf("metadata must be an object, got %s", t)
 		}
 		var err error
 		if m.Name, err = optString(md, "name"); err != nil {
@@ -162,10 +189,10 @@ func metaOf(v *fastjson.Value) (*ObjectMeta, error) {
 			}
 		}
 	}
-	if s := v.Get("spec"); s != nil && s.Type() != fastjson.TypeNull && s.Type() != fastjson.TypeObject {
-		out := s.MarshalTo(nil)
+	if t := typeOf(rawSpec); rawSpec != nil && t != fastjson.TypeNull && t != fastjson.TypeObject {
+		out := rawSpec
 		if len(out) > 40 {
-			out = append(out[:40], "..."...)
+			out = append(out[:40:40], "..."...)
 		}
 		return nil, fmt.Errorf("spec must be an object, got %s", out)
 	}

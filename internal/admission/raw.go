@@ -3,26 +3,35 @@ package admission
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/valyala/fastjson"
 )
 
 // members returns the raw JSON of the members named by keys of the object
 // that b starts with (what follows the object is ignored), nil for those it
-// lacks. b must be valid JSON (ValidJSON): the scan trusts its syntax and
-// never recurses, so depth costs nothing. Which member, when several match,
-// is fastjson's choice, so that both readings of a review agree: the first
-// whose key is written exactly as asked, else the first that unescapes to it.
+// lacks; the first of that name, keys compared unescaped, when a name is
+// repeated (the apiserver never repeats one). b must be valid JSON
+// (ValidJSON): the scan trusts its syntax and never recurses, so depth
+// costs nothing.
 //
-// It lets Decode hand out the request's objects as slices of the body
-// instead of encoding them again from the parsed value.
-func members(b []byte, keys ...string) [][]byte {
+// It lets Decode hand out the request's objects as slices of the body and
+// parse only the small members it reads.
+func members(b []byte, keys ...string) [][]byte { return scan(b, false, keys) }
+
+// openMembers is members, except that the value found last runs to the end
+// of b: enough to read its own members, and it saves skipping over it (the
+// request, which holds the objects, is most of a review).
+func openMembers(b []byte, keys ...string) [][]byte { return scan(b, true, keys) }
+
+func scan(b []byte, open bool, keys []string) [][]byte {
 	out := make([][]byte, len(keys))
-	exact := make([]bool, len(keys))
+	left := len(keys)
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return out
 	}
 	i++
-	for {
+	for left > 0 {
 		i = skipSpace(b, i)
 		if i >= len(b) || b[i] != '"' {
 			return out // '}': no more members
@@ -31,34 +40,29 @@ func members(b []byte, keys ...string) [][]byte {
 		key := b[i:kEnd]
 		i = skipSpace(b, kEnd) + 1 // past ':'
 		i = skipSpace(b, i)
-		var value []byte // found lazily: skipping a value costs a scan
-		valueEnd := func() int {
-			if value == nil {
-				value = b[i:skipValue(b, i)]
-			}
-			return i + len(value)
-		}
+		end := -1
 		for n, k := range keys {
-			if exact[n] {
+			if out[n] != nil || !keyIs(key, k) {
 				continue
 			}
-			switch e, u := keyIs(key, k); {
-			case e:
-				valueEnd()
-				out[n], exact[n] = value, true
-			case u && out[n] == nil:
-				valueEnd()
-				out[n] = value
+			if left--; left == 0 && open {
+				out[n] = b[i:]
+				return out
 			}
+			if end < 0 {
+				end = skipValue(b, i)
+			}
+			out[n] = b[i:end]
 		}
-		if allExact(exact) {
-			return out
+		if end < 0 {
+			end = skipValue(b, i)
 		}
-		i = skipSpace(b, valueEnd())
+		i = skipSpace(b, end)
 		if i < len(b) && b[i] == ',' {
 			i++
 		}
 	}
+	return out
 }
 
 // member is members for one key, and its value may run to the end of b:
@@ -67,26 +71,15 @@ func member(b []byte, key string) []byte {
 	return members(b, key)[0]
 }
 
-func allExact(exact []bool) bool {
-	for _, e := range exact {
-		if !e {
-			return false
-		}
-	}
-	return true
-}
-
-// keyIs compares a quoted JSON key with key: written exactly so, or only
-// once unescaped (never, from the apiserver).
-func keyIs(quoted []byte, key string) (exact, unescaped bool) {
+// keyIs compares a quoted JSON key with key, unescaping only a key with an
+// escape (never, from the apiserver).
+func keyIs(quoted []byte, key string) bool {
 	raw := quoted[1 : len(quoted)-1]
-	for _, c := range raw {
-		if c == '\\' {
-			var s string
-			return false, json.Unmarshal(quoted, &s) == nil && s == key
-		}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw) == key
 	}
-	return string(raw) == key, false
+	var s string
+	return json.Unmarshal(quoted, &s) == nil && s == key
 }
 
 // skipString returns the index just past the string that starts at b[i]:
@@ -163,4 +156,45 @@ func skipSpace(b []byte, i int) int {
 		}
 	}
 	return i
+}
+
+// typeOf is the type of a valid JSON value from its first byte; null for
+// an absent one.
+func typeOf(raw []byte) fastjson.Type {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) {
+		return fastjson.TypeNull
+	}
+	switch raw[i] {
+	case '{':
+		return fastjson.TypeObject
+	case '[':
+		return fastjson.TypeArray
+	case '"':
+		return fastjson.TypeString
+	case 't':
+		return fastjson.TypeTrue
+	case 'f':
+		return fastjson.TypeFalse
+	case 'n':
+		return fastjson.TypeNull
+	default:
+		return fastjson.TypeNumber
+	}
+}
+
+// rawString is the string a valid JSON value holds, "" when it is not one.
+func rawString(raw []byte) string {
+	if len(raw) < 2 || raw[0] != '"' {
+		return ""
+	}
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner)
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
 }

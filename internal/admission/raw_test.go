@@ -15,9 +15,8 @@ func TestMember(t *testing.T) {
 		{` { "a" : "x" , "b" : true } `, "b", `true`},
 		{`{"a":-1.5e3}`, "a", `-1.5e3`},
 		{`{"a":{"b":1},"b":2}`, "b", `2`},  // members of members are not members
-		{`{"k":1,"k":2}`, "k", `1`},        // the first, as fastjson's Get
-		{`{"\u006b":[],"k":2}`, "k", `2`},  // a key written as is first, as fastjson's Get
-		{`{"\u006b":[],"j":2}`, "k", `[]`}, // then escaped keys, unescaped
+		{`{"k":1,"k":2}`, "k", `1`},        // the first
+		{`{"\u006b":[],"k":2}`, "k", `[]`}, // keys compared unescaped
 		{`{"k\\":1,"k":2}`, "k", `2`},      // an escaped backslash is not the key
 		{`{"a":1}`, "b", ``},               // absent
 		{`[{"a":1}]`, "a", ``},             // not an object
@@ -28,6 +27,24 @@ func TestMember(t *testing.T) {
 		if got := string(member([]byte(tt.doc), tt.key)); got != tt.want {
 			t.Errorf("member(%s, %q) = %q, want %q", tt.doc, tt.key, got, tt.want)
 		}
+	}
+}
+
+func TestOpenMembers(t *testing.T) {
+	doc := []byte(`{"a":1,"r":{"x":[1,{"y":2}]},"b":"z"}`)
+	got := openMembers(doc, "r", "b")
+	if string(got[0]) != `{"x":[1,{"y":2}]}` || string(got[1]) != `"z"}` {
+		t.Errorf("r, found before the last key, is bounded; b runs to the end: %q", got)
+	}
+	got = openMembers(doc, "a", "r")
+	if string(got[0]) != "1" || string(got[1]) != `{"x":[1,{"y":2}]},"b":"z"}` {
+		t.Errorf("the last key found runs to the end: %q", got)
+	}
+	if x := member(got[1], "x"); string(x) != `[1,{"y":2}]` {
+		t.Errorf("members of an open value: %q", x)
+	}
+	if got := openMembers(doc, "a", "missing"); string(got[0]) != "1" || got[1] != nil {
+		t.Errorf("a missing key: %q", got)
 	}
 }
 
