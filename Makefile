@@ -42,6 +42,7 @@ fuzz-short: ## Each fuzz target for $(FUZZTIME) inputs; failures are saved under
 	$(GO) test -run XXX -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./internal/admission
 	$(GO) test -run XXX -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/policy
 	$(GO) test -run XXX -fuzz FuzzInject -fuzztime $(FUZZTIME) ./internal/inject
+	$(GO) test -run XXX -fuzz FuzzScan -fuzztime $(FUZZTIME) ./internal/jsonscan
 
 lint:
 	@out=$$(gofmt -l cmd internal test); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 	"github.com/valyala/fastjson"
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,7 +32,7 @@ type Review struct {
 
 // Reviews are read without reflection and without parsing the objects:
 // the body is validated once (encoding/json, strict), the members tollgate
-// reads are found by a scan that trusts that validation (raw.go), and only
+// reads are found by a scan that trusts that validation (internal/jsonscan), and only
 // the small ones (the request's fields, the objects' metadata) are parsed,
 // with fastjson. The objects are handed on as slices of the body; policies
 // parse what they read of them. On the 16 KB Pod review captured from
@@ -50,18 +51,18 @@ func Decode(body []byte) (*Review, error) {
 	if err := ValidJSON(body); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadReview, err)
 	}
-	if t := typeOf(body); t != fastjson.TypeObject {
+	if t := jsonscan.TypeOf(body); t != fastjson.TypeObject {
 		return nil, fmt.Errorf("%w: want a JSON object, got %s", ErrBadReview, t)
 	}
-	top := openMembers(body, "kind", "apiVersion", "request")
-	kind, apiVersion := rawString(top[0]), rawString(top[1])
+	top := jsonscan.OpenMembers(body, "kind", "apiVersion", "request")
+	kind, apiVersion := jsonscan.String(top[0]), jsonscan.String(top[1])
 	if kind != "AdmissionReview" {
 		return nil, fmt.Errorf("%w: kind is %q, want AdmissionReview", ErrBadReview, kind)
 	}
 	if apiVersion != VersionV1 && apiVersion != VersionV1beta1 {
 		return nil, fmt.Errorf("%w: apiVersion %q is not %s or %s", ErrBadReview, apiVersion, VersionV1, VersionV1beta1)
 	}
-	switch typeOf(top[2]) {
+	switch jsonscan.TypeOf(top[2]) {
 	case fastjson.TypeNull:
 		return nil, fmt.Errorf("%w: no request", ErrBadReview)
 	case fastjson.TypeObject:
@@ -77,13 +78,13 @@ func Decode(body []byte) (*Review, error) {
 
 // request reads a request object: its own fields, and its objects' metadata.
 func request(raw []byte) (*Request, error) {
-	f := members(raw, "uid", "kind", "resource", "subResource", "name", "namespace", "operation", "userInfo", "dryRun", "object", "oldObject")
+	f := jsonscan.Members(raw, "uid", "kind", "resource", "subResource", "name", "namespace", "operation", "userInfo", "dryRun", "object", "oldObject")
 	req := &Request{
-		UID:         rawString(f[0]),
-		SubResource: rawString(f[3]),
-		Name:        rawString(f[4]),
-		Namespace:   rawString(f[5]),
-		Operation:   Operation(rawString(f[6])),
+		UID:         jsonscan.String(f[0]),
+		SubResource: jsonscan.String(f[3]),
+		Name:        jsonscan.String(f[4]),
+		Namespace:   jsonscan.String(f[5]),
+		Operation:   Operation(jsonscan.String(f[6])),
 		DryRun:      string(f[8]) == "true",
 	}
 	if req.UID == "" {
@@ -115,7 +116,7 @@ func request(raw []byte) (*Request, error) {
 // parse parses a small member with p, nil when absent or not an object.
 // The value is valid until p parses again.
 func parse(p *fastjson.Parser, raw []byte) *fastjson.Value {
-	if typeOf(raw) != fastjson.TypeObject {
+	if jsonscan.TypeOf(raw) != fastjson.TypeObject {
 		return nil
 	}
 	v, err := p.ParseBytes(raw)
@@ -136,15 +137,17 @@ func str(v *fastjson.Value, path ...string) string {
 // object returns an embedded object's JSON (nil when absent or null), its
 // bytes in the body, and its metadata: only metadata and spec are parsed.
 func object(p *fastjson.Parser, raw []byte) ([]byte, *ObjectMeta, error) {
-	t := typeOf(raw)
+	t := jsonscan.TypeOf(raw)
 	if raw == nil || t == fastjson.TypeNull {
 		return nil, nil, nil
 	}
 	if t != fastjson.TypeObject {
 		return raw, nil, fmt.Errorf("cannot read object: want a JSON object, got %s", t)
 	}
-	f := members(raw, "metadata", "spec")
-	meta, err := metaOf(parse(p, f[0]), f[0], f[1])
+	// The spec, after the metadata as the apiserver writes objects, is
+	// only looked at, not skipped over.
+	f := jsonscan.OpenMembers(raw, "metadata", "spec")
+	meta, err := metaOf(p, f[0], f[1])
 	if err != nil {
 		return raw, nil, fmt.Errorf("cannot read object: %w", err)
 	}
@@ -152,45 +155,33 @@ func object(p *fastjson.Parser, raw []byte) ([]byte, *ObjectMeta, error) {
 }
 
 // metaOf reads what every policy may need of any object, and checks its
-// shape is one Kubernetes could have sent.
-// md is the parsed metadata (nil unless an object), rawMeta and rawSpec
-// their JSON.
-func metaOf(md *fastjson.Value, rawMeta, rawSpec []byte) (*ObjectMeta, error) {
+// shape is one Kubernetes could have sent: rawMeta and rawSpec are the JSON
+// of its metadata and spec (either may run on past its value).
+func metaOf(p *fastjson.Parser, rawMeta, rawSpec []byte) (*ObjectMeta, error) {
 	m := &ObjectMeta{}
-	if t := typeOf(rawMeta); rawMeta != nil && t != fastjson.TypeNull {
-		if md == nil {
-			return nil, fmt.Errorf("metadata must be an object, got %s", t)
-		}
-		var err error
-		if m.Name, err = optString(md, "name"); err != nil {
-			return nil, err
-		}
-		if m.GenerateName, err = optString(md, "generateName"); err != nil {
-			return nil, err
-		}
-		if m.Namespace, err = optString(md, "namespace"); err != nil {
-			return nil, err
-		}
-		if l := md.Get("labels"); l != nil && l.Type() != fastjson.TypeNull {
-			o, err := l.Object()
-			if err != nil {
-				return nil, fmt.Errorf("metadata.labels must be an object of strings")
-			}
-			m.Labels = make(map[string]string, o.Len())
-			o.Visit(func(k []byte, val *fastjson.Value) {
-				s, e := val.StringBytes()
-				if e != nil && err == nil {
-					err = fmt.Errorf("metadata.labels.%s must be a string, got %s", k, val.Type())
-				}
-				m.Labels[string(k)] = string(s)
-			})
-			if err != nil {
-				return nil, err
+	switch t := jsonscan.TypeOf(rawMeta); t {
+	case fastjson.TypeNull:
+	case fastjson.TypeObject:
+		f := jsonscan.Members(rawMeta, "name", "generateName", "namespace", "labels")
+		for i, dst := range []*string{&m.Name, &m.GenerateName, &m.Namespace} {
+			switch t := jsonscan.TypeOf(f[i]); t {
+			case fastjson.TypeNull:
+			case fastjson.TypeString:
+				*dst = jsonscan.String(f[i])
+			default:
+				return nil, fmt.Errorf("metadata.%s must be a string, got %s", [...]string{"name", "generateName", "namespace"}[i], t)
 			}
 		}
+		labels, err := stringMap(p, f[3])
+		if err != nil {
+			return nil, err
+		}
+		m.Labels = labels
+	default:
+		return nil, fmt.Errorf("metadata must be an object, got %s", t)
 	}
-	if t := typeOf(rawSpec); rawSpec != nil && t != fastjson.TypeNull && t != fastjson.TypeObject {
-		out := rawSpec
+	if t := jsonscan.TypeOf(rawSpec); t != fastjson.TypeNull && t != fastjson.TypeObject {
+		out := jsonscan.Value(rawSpec)
 		if len(out) > 40 {
 			out = append(out[:40:40], "..."...)
 		}
@@ -199,16 +190,30 @@ func metaOf(md *fastjson.Value, rawMeta, rawSpec []byte) (*ObjectMeta, error) {
 	return m, nil
 }
 
-func optString(v *fastjson.Value, key string) (string, error) {
-	f := v.Get(key)
-	if f == nil || f.Type() == fastjson.TypeNull {
-		return "", nil
+// stringMap reads metadata.labels: nil when absent or null, else an object
+// of strings.
+func stringMap(p *fastjson.Parser, raw []byte) (map[string]string, error) {
+	if jsonscan.TypeOf(raw) == fastjson.TypeNull {
+		return nil, nil
 	}
-	b, err := f.StringBytes()
+	v := parse(p, raw)
+	if v == nil {
+		return nil, fmt.Errorf("metadata.labels must be an object of strings")
+	}
+	o, _ := v.Object()
+	m := make(map[string]string, o.Len())
+	var err error
+	o.Visit(func(k []byte, val *fastjson.Value) {
+		s, e := val.StringBytes()
+		if e != nil && err == nil {
+			err = fmt.Errorf("metadata.labels.%s must be a string, got %s", k, val.Type())
+		}
+		m[string(k)] = string(s)
+	})
 	if err != nil {
-		return "", fmt.Errorf("metadata.%s must be a string, got %s", key, f.Type())
+		return nil, err
 	}
-	return string(b), nil
+	return m, nil
 }
 
 // Encode writes the answer to a request of the given uid as an AdmissionReview

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 
 	"github.com/valyala/fastjson"
 )
@@ -42,74 +43,80 @@ func PodFromJSON(raw []byte) (*Pod, error) {
 	return PodFromEncodedJSON(raw)
 }
 
-// PodFromEncodedJSON is PodFromJSON for JSON an encoder wrote, such as the
-// objects of admission.Decode (which validated the whole review): it skips
-// validating the bytes a second time.
+// PodFromEncodedJSON is PodFromJSON for JSON already validated, such as the
+// objects of admission.Decode: it skips validating the bytes a second time.
+// It does not parse the Pod: it finds the lists' items and their names in
+// the bytes (internal/jsonscan), and parses only the annotations; an item's
+// JSON is its slice of raw.
 func PodFromEncodedJSON(raw []byte) (*Pod, error) {
-	p := parsers.Get()
-	defer parsers.Put(p)
-	v, err := p.ParseBytes(raw)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read pod: %w", err)
+	if t := jsonscan.TypeOf(raw); t != fastjson.TypeObject {
+		return nil, fmt.Errorf("cannot read pod: want an object, got %s", t)
 	}
-	if v.Type() != fastjson.TypeObject {
-		return nil, fmt.Errorf("cannot read pod: want an object, got %s", v.Type())
-	}
+	top := jsonscan.OpenMembers(raw, "spec", "metadata") // spec usually last: read, not skipped
 	pod := &Pod{}
-	for _, f := range []struct {
+	for i, f := range []struct {
 		key string
 		has *bool
 	}{{"spec", &pod.HasSpec}, {"metadata", &pod.HasMetadata}} {
-		switch x := v.Get(f.key); {
-		case x == nil || x.Type() == fastjson.TypeNull:
-		case x.Type() != fastjson.TypeObject:
-			return nil, fmt.Errorf("cannot read pod: %s must be an object, got %s", f.key, x.Type())
+		switch t := jsonscan.TypeOf(top[i]); {
+		case t == fastjson.TypeNull:
+		case t != fastjson.TypeObject:
+			return nil, fmt.Errorf("cannot read pod: %s must be an object, got %s", f.key, t)
 		default:
 			*f.has = true
 		}
 	}
-	if a := v.Get("metadata", "annotations"); a != nil && a.Type() != fastjson.TypeNull {
-		o, err := a.Object()
-		if err != nil {
-			return nil, fmt.Errorf("cannot read pod: metadata.annotations must be an object")
-		}
-		pod.Annotations = make(map[string]string, o.Len())
-		o.Visit(func(k []byte, val *fastjson.Value) {
-			s, e := val.StringBytes()
-			if e != nil && err == nil {
-				err = fmt.Errorf("cannot read pod: metadata.annotations.%s must be a string", k)
-			}
-			pod.Annotations[string(k)] = string(s)
-		})
-		if err != nil {
-			return nil, err
-		}
+	if err := pod.readAnnotations(jsonscan.Member(top[1], "annotations")); err != nil {
+		return nil, err
 	}
-	for _, l := range []struct {
-		field string
-		dst   *[]Named
-	}{
-		{"initContainers", &pod.InitContainers}, {"containers", &pod.Containers}, {"ephemeralContainers", &pod.EphemeralContainers},
-		{"volumes", &pod.Volumes}, {"imagePullSecrets", &pod.ImagePullSecrets},
-	} {
-		list := v.Get("spec", l.field)
-		if list == nil || list.Type() == fastjson.TypeNull {
+	fields := [...]string{"initContainers", "containers", "ephemeralContainers", "volumes", "imagePullSecrets"}
+	dsts := [...]*[]Named{&pod.InitContainers, &pod.Containers, &pod.EphemeralContainers, &pod.Volumes, &pod.ImagePullSecrets}
+	for n, list := range jsonscan.Members(top[0], fields[:]...) {
+		t := jsonscan.TypeOf(list)
+		if t == fastjson.TypeNull {
 			continue
 		}
-		items, err := list.Array()
-		if err != nil {
-			return nil, fmt.Errorf("cannot read pod: spec.%s must be a list, got %s", l.field, list.Type())
+		if t != fastjson.TypeArray {
+			return nil, fmt.Errorf("cannot read pod: spec.%s must be a list, got %s", fields[n], t)
 		}
-		for i, it := range items {
-			if it.Type() != fastjson.TypeObject {
-				return nil, fmt.Errorf("cannot read pod: spec.%s[%d] must be an object", l.field, i)
+		for i, it := range jsonscan.Elements(list) {
+			if jsonscan.TypeOf(it) != fastjson.TypeObject {
+				return nil, fmt.Errorf("cannot read pod: spec.%s[%d] must be an object", fields[n], i)
 			}
-			name := it.Get("name")
-			if name == nil || name.Type() != fastjson.TypeString {
-				return nil, fmt.Errorf("cannot read pod: spec.%s[%d].name must be a string", l.field, i)
+			name := jsonscan.Member(it, "name")
+			if jsonscan.TypeOf(name) != fastjson.TypeString {
+				return nil, fmt.Errorf("cannot read pod: spec.%s[%d].name must be a string", fields[n], i)
 			}
-			*l.dst = append(*l.dst, Named{Name: string(name.GetStringBytes()), JSON: it.MarshalTo(nil)})
+			*dsts[n] = append(*dsts[n], Named{Name: jsonscan.String(name), JSON: it})
 		}
 	}
 	return pod, nil
+}
+
+// readAnnotations reads metadata.annotations, which must be strings. They
+// are parsed (fastjson unescapes a long annotation, such as kubectl's
+// last-applied-configuration, faster than encoding/json would).
+func (pod *Pod) readAnnotations(raw []byte) error {
+	if jsonscan.TypeOf(raw) == fastjson.TypeNull {
+		return nil
+	}
+	p := parsers.Get()
+	defer parsers.Put(p)
+	v, err := p.ParseBytes(jsonscan.Value(raw))
+	if err != nil {
+		return fmt.Errorf("cannot read pod: %w", err)
+	}
+	o, err := v.Object()
+	if err != nil {
+		return fmt.Errorf("cannot read pod: metadata.annotations must be an object")
+	}
+	pod.Annotations = make(map[string]string, o.Len())
+	o.Visit(func(k []byte, val *fastjson.Value) {
+		s, e := val.StringBytes()
+		if e != nil && err == nil {
+			err = fmt.Errorf("cannot read pod: metadata.annotations.%s must be a string", k)
+		}
+		pod.Annotations[string(k)] = string(s)
+	})
+	return err
 }
