@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -65,24 +66,18 @@ func (s *SecretStore) Start(ctx context.Context) {
 // minute after the apiserver was away (client-go backs off its retries), and
 // the certificate may expire meanwhile. Outside that window it costs nothing.
 func (s *SecretStore) Refresh(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	_ = wait.PollUntilContextCancel(ctx, interval, false, func(ctx context.Context) (bool, error) {
 		if leaf := s.Leaf(); leaf != nil && !DueForRenewal(leaf, time.Now()) {
-			continue
+			return false, nil
 		}
 		sec, err := s.Client.CoreV1().Secrets(s.Namespace).Get(ctx, s.Name, metav1.GetOptions{})
 		if err != nil {
 			s.Log.Debug("certificate Secret not read", slog.Any("error", err))
-			continue
+			return false, nil
 		}
 		s.take(sec)
-	}
+		return false, nil
+	})
 }
 
 func (s *SecretStore) take(obj any) {
@@ -112,18 +107,11 @@ func (s *SecretStore) take(obj any) {
 // authority, renews at two thirds of a lifetime, and rotates the CA in two
 // phases. Only the leader calls it.
 func (s *SecretStore) Rotate(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		if err := s.reconcile(ctx, time.Now()); err != nil && ctx.Err() == nil {
 			s.Log.Error("certificate Secret not reconciled", slog.Any("error", err))
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	}, interval)
 }
 
 func (s *SecretStore) reconcile(ctx context.Context, now time.Time) error {

@@ -16,10 +16,10 @@ func (e *Engine) mutate(g *policy.Group, req *admission.Request) Evaluation {
 	if req.Operation != admission.Create || req.Resource.GroupResource() != podsResource {
 		return skipAll(g, "injection applies to pods when they are created")
 	}
-	if _, _, err := metaOf(req); err != nil {
+	meta, _, err := metaOf(req)
+	if err != nil {
 		return errorAll(g, admission.BadRequest(err))
 	}
-	meta, _, _ := metaOf(req)
 	pod, err := inject.PodFromEncodedJSON(req.Object)
 	if err != nil {
 		return errorAll(g, admission.BadRequest(err))

@@ -102,7 +102,7 @@ func (pod *Pod) readAnnotations(raw []byte) error {
 	}
 	p := parsers.Get()
 	defer parsers.Put(p)
-	v, err := p.ParseBytes(jsonscan.Value(raw))
+	v, err := p.ParseBytes(raw)
 	if err != nil {
 		return fmt.Errorf("cannot read pod: %w", err)
 	}

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/tollgate-dev/tollgate/test/e2e/framework"
 )
 
 // optOutPolicy injects a proxy that Pods may refuse only in namespaces their
@@ -65,7 +67,7 @@ func TestOptOutRestrictedByNamespaceLabel(t *testing.T) {
 	}
 
 	// The registration reaches the apiserver's webhook informer asynchronously.
-	waitFor(t, 30*time.Second, "injection in effect", func() bool {
+	framework.WaitFor(t, 30*time.Second, "injection in effect", func() bool {
 		p, _ := create(t, strict, "probe", nil)
 		return hasProxy(p)
 	})
@@ -97,18 +99,9 @@ func TestOptOutRestrictedByNamespaceLabel(t *testing.T) {
 		_, _ = cluster.client.CoreV1().Namespaces().Patch(context.Background(), strict, types.MergePatchType, undo, metav1.PatchOptions{})
 	})
 	start := time.Now()
-	waitFor(t, 10*time.Second, "the new namespace label honoured", func() bool {
+	framework.WaitFor(t, 10*time.Second, "the new namespace label honoured", func() bool {
 		p, _ := create(t, strict, "opted-out-later", optingOut)
 		return !hasProxy(p)
 	})
 	t.Logf("namespace label honoured %v after the patch", time.Since(start).Round(time.Millisecond))
-}
-
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(timeout); !cond(); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after %v", what, timeout)
-		}
-	}
 }

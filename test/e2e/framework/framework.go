@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -181,4 +182,18 @@ func (l *Load) Stop() (attempts, failures int64, first string) {
 	close(l.stop)
 	l.wg.Wait()
 	return l.attempts.Load(), l.failures.Load(), Deref(l.first.Load())
+}
+
+// WaitFor polls cond until it holds and says how long that took; after
+// timeout it fails the test, naming what did not happen.
+func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > timeout {
+			t.Fatalf("%s: not within %s", what, timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return time.Since(start)
 }

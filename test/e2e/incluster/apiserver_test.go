@@ -143,7 +143,7 @@ func assertRegistrationRepaired(t *testing.T, round int) {
 	if _, err := vwc.Patch(ctx, "tollgate", types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	took := waitFor(t, 30*time.Second, func() bool {
+	took := framework.WaitFor(t, 30*time.Second, "the configuration repaired", func() bool {
 		c, err := vwc.Get(ctx, "tollgate", metav1.GetOptions{})
 		return err == nil && c.Webhooks[0].TimeoutSeconds != nil && *c.Webhooks[0].TimeoutSeconds != 29
 	})

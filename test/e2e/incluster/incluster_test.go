@@ -267,7 +267,7 @@ spec:
 	start := time.Now()
 	latest := framework.Pod("latest", map[string]string{"environment": "dev"}, nil)
 	latest.Spec.Containers[0].Image = "nginx:latest"
-	took := waitFor(t, 30*time.Second, func() bool {
+	took := framework.WaitFor(t, 30*time.Second, "the new policy enforced", func() bool {
 		_, err := env.client.CoreV1().Pods("e2e-load").Create(ctx, latest, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		return err != nil && strings.Contains(err.Error(), "violates policy no-latest: pin your images")
 	})
@@ -301,7 +301,7 @@ spec:
 	if err := os.Remove(extra); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, func() bool {
+	framework.WaitFor(t, 30*time.Second, "the removed policy no longer enforced", func() bool {
 		_, err := env.client.CoreV1().Pods("e2e-load").Create(ctx, latest, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		return err == nil
 	})
@@ -336,7 +336,7 @@ func TestRollingRestarts(t *testing.T) {
 		if err := launch(r); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 30*time.Second, func() bool { return ready(r) })
+		framework.WaitFor(t, 30*time.Second, "the replica ready", func() bool { return ready(r) })
 		if err := putEndpointSlice(r); err != nil {
 			t.Fatal(err)
 		}
@@ -355,15 +355,7 @@ func TestRollingRestarts(t *testing.T) {
 
 // ready is what a kubelet's readiness probe sees (it does not verify the
 // certificate).
-func ready(r *replica) bool {
-	c := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	resp, err := c.Get(fmt.Sprintf("https://%s/readyz", net.JoinHostPort(env.hostIP, fmt.Sprint(r.port))))
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}
+func ready(r *replica) bool { return readiness(r) == "ok" }
 
 // TestLeaderFailover kills the leader as a lost node would (no goodbye):
 // another replica must take the Lease, and then repair a configuration
@@ -412,7 +404,7 @@ func TestLeaderFailover(t *testing.T) {
 	if err := vwc.Delete(ctx, "tollgate", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	back := waitFor(t, 20*time.Second, func() bool {
+	back := framework.WaitFor(t, 20*time.Second, "the configuration recreated", func() bool {
 		c, err := vwc.Get(ctx, "tollgate", metav1.GetOptions{})
 		return err == nil && c.UID != before.UID // recreated, not the one deleted
 	})
@@ -427,7 +419,7 @@ func TestLeaderFailover(t *testing.T) {
 	if _, err := vwc.Update(ctx, cfg, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	repaired := waitFor(t, 20*time.Second, func() bool {
+	repaired := framework.WaitFor(t, 20*time.Second, "the failurePolicy repaired", func() bool {
 		c, err := vwc.Get(ctx, "tollgate", metav1.GetOptions{})
 		return err == nil && string(*c.Webhooks[0].FailurePolicy) == "Fail"
 	})
@@ -450,18 +442,6 @@ func TestUninstall(t *testing.T) {
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("configuration still there: %v", err)
 	}
-}
-
-func waitFor(t *testing.T, timeout time.Duration, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > timeout {
-			t.Fatalf("condition not met within %s", timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return time.Since(start)
 }
 
 func runTollgate(args ...string) (string, error) {
