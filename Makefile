@@ -24,7 +24,7 @@ KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 VULN_KEY := $(shell cat hack/vuln/go.mod hack/vuln/go.sum | sha256sum | cut -c1-12)
 VULN := $(CACHE_DIR)/vuln/$(VULN_KEY)
 
-.PHONY: run build test unit e2e control-plane lint clean bench fuzz-short vulncheck soak
+.PHONY: run build test unit pod-security e2e control-plane lint clean bench fuzz-short vulncheck soak
 .DEFAULT_GOAL := build
 
 run: ## Serve on :8443 with the embedded defaults and a self-signed certificate.
@@ -33,7 +33,7 @@ run: ## Serve on :8443 with the embedded defaults and a self-signed certificate.
 build:
 	$(GO) build -o bin/tollgate ./cmd/tollgate
 
-test: lint vulncheck unit fuzz-short e2e ## Every test: static checks, known vulnerabilities, unit tests, short fuzzing, end-to-end against a real apiserver.
+test: lint vulncheck unit pod-security fuzz-short e2e ## Every test: static checks, known vulnerabilities, unit tests, short fuzzing, end-to-end against a real apiserver.
 
 # A count, not a duration: a duration ends with a deadline that can catch a
 # worker mid-input and fail the run with "context deadline exceeded".
@@ -71,6 +71,13 @@ $(VULN)/db/index/db.json:
 
 unit:
 	$(GO) test -race -count=1 ./...
+
+# The Pod Security policies against Kubernetes' own evaluator on the whole
+# corpus (pod-security-admission's fixtures, edge cases, generated Pods);
+# make unit compares a sample under the race detector.
+PSS_GENERATED ?= 10000
+pod-security: ## The library's Pod Security policies decided as k8s.io/pod-security-admission decides, Pod by Pod.
+	$(GO) test -count=1 -run 'TestPodSecurity' ./policies -v -pss.generated $(PSS_GENERATED)
 
 e2e: control-plane
 	KUBEBUILDER_ASSETS=$(ASSETS) $(GO) test -tags e2e -count=1 -timeout 20m -p 1 -v ./test/e2e/... 2>&1 | tee e2e.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:'

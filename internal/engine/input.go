@@ -90,8 +90,8 @@ type template struct {
 
 var errNoTemplate = errors.New("the object has no pod template")
 
-// podTemplate turns a Deployment, ReplicaSet, StatefulSet, DaemonSet, Job
-// (spec.template) or CronJob (spec.jobTemplate.spec.template) into a Pod
+// podTemplate turns a Deployment, ReplicaSet, StatefulSet, DaemonSet, Job,
+// ReplicationController (spec.template) or CronJob (spec.jobTemplate.spec.template) into a Pod
 // with the template's metadata and spec, named after the controller.
 func (in *input) podTemplate(req *admission.Request, ns *corev1.Namespace) (*template, error) {
 	if in.tmpl != nil {

@@ -171,6 +171,9 @@ func objects(file string, line int, js []byte) ([]*Object, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s:%d: apiVersion %q: %v", file, line, h.APIVersion, err)
 	}
+	if js, err = dropNullMembers(js); err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", file, line, err)
+	}
 	return []*Object{{
 		File: file, Line: line, JSON: js,
 		GVK:          gv.WithKind(h.Kind),

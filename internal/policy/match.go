@@ -66,6 +66,7 @@ var PodControllers = []schema.GroupResource{
 	{Group: "apps", Resource: "deployments"}, {Group: "apps", Resource: "replicasets"},
 	{Group: "apps", Resource: "statefulsets"}, {Group: "apps", Resource: "daemonsets"},
 	{Group: "batch", Resource: "jobs"}, {Group: "batch", Resource: "cronjobs"},
+	{Group: "", Resource: "replicationcontrollers"},
 }
 
 // IsPodController tells whether r holds a Pod template.

@@ -89,7 +89,8 @@ type Match struct {
 	// must be true, else the policy is skipped.
 	Conditions []NamedExpression `json:"conditions,omitempty"`
 	// PodControllers makes a policy about Pods check the Pod templates of
-	// Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs and CronJobs.
+	// Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs, CronJobs and
+	// ReplicationControllers.
 	PodControllers bool `json:"podControllers,omitempty"`
 }
 

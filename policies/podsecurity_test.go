@@ -1,0 +1,485 @@
+package policies_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/pod-security-admission/api"
+	psa "k8s.io/pod-security-admission/policy"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tollgate-dev/tollgate/internal/check"
+	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/manifest"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+var (
+	update    = flag.Bool("update", false, "rewrite the Pod Security sets in sets/ from the per-control policies")
+	generated = flag.Int("pss.generated", 3000, "how many generated Pods the differential test compares")
+	seed      = flag.Uint64("pss.seed", 1, "seed of the generated Pods")
+)
+
+// The labels that tie a library policy to Kubernetes' Pod Security Standards.
+const (
+	levelLabel         = "pod-security.tollgate.dev/level"
+	controlLabel       = "pod-security.tollgate.dev/control"
+	overridesAnnotated = "pod-security.tollgate.dev/overrides"
+)
+
+// library is the policy library as tollgate loads it, and what ties its
+// Pod Security policies to Kubernetes' checks.
+type library struct {
+	set *policy.Set
+	// control maps a Pod Security check ID to the policy that implements it.
+	control map[psa.CheckID]*policy.Policy
+}
+
+func loadLibrary(t testing.TB) *library {
+	t.Helper()
+	set, err := policy.LoadPath(".")
+	if err != nil {
+		t.Fatalf("load the library: %v", err)
+	}
+	lib := &library{set: set, control: map[psa.CheckID]*policy.Policy{}}
+	for _, p := range set.Policies {
+		id := p.Metadata.Labels[controlLabel]
+		if id == "" {
+			continue
+		}
+		if prev, ok := lib.control[psa.CheckID(id)]; ok {
+			t.Fatalf("policies %s and %s both claim Pod Security check %s", prev.Name(), p.Name(), id)
+		}
+		lib.control[psa.CheckID(id)] = p
+	}
+	return lib
+}
+
+// latest is every Pod Security check at the newest policy version.
+func latest() map[psa.CheckID]psa.Check {
+	out := map[psa.CheckID]psa.Check{}
+	for _, c := range psa.DefaultChecks() {
+		out[c.ID] = c
+	}
+	return out
+}
+
+// TestPodSecurityControlsCovered: every check Kubernetes has at the newest
+// version has exactly one library policy, of the same level, and nothing
+// claims a check that does not exist. Bumping k8s.io/pod-security-admission
+// to a version with a new check fails here until the library has it.
+func TestPodSecurityControlsCovered(t *testing.T) {
+	lib := loadLibrary(t)
+	checks := latest()
+	for id, c := range checks {
+		p, ok := lib.control[id]
+		if !ok {
+			t.Errorf("Pod Security check %s (%s) has no library policy", id, c.Level)
+			continue
+		}
+		if got := p.Metadata.Labels[levelLabel]; got != string(c.Level) {
+			t.Errorf("policy %s: level %q, Kubernetes puts check %s in %q", p.Name(), got, id, c.Level)
+		}
+		want := c.Versions[len(c.Versions)-1].OverrideCheckIDs
+		var got []psa.CheckID
+		if s := p.Metadata.Annotations[overridesAnnotated]; s != "" {
+			for _, o := range strings.Split(s, ",") {
+				got = append(got, psa.CheckID(strings.TrimSpace(o)))
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("policy %s overrides %v, Kubernetes' check %s overrides %v", p.Name(), got, id, want)
+		}
+	}
+	for id, p := range lib.control {
+		if _, ok := checks[id]; !ok {
+			t.Errorf("policy %s claims Pod Security check %s, which Kubernetes does not have", p.Name(), id)
+		}
+	}
+}
+
+// setFiles are the two ready-made sets, each the per-control policies of
+// its level as Kubernetes evaluates that level: restricted runs the baseline
+// checks that no restricted check overrides, and the restricted ones.
+func setFiles(t testing.TB, lib *library) map[string][]byte {
+	t.Helper()
+	overridden := map[string]bool{}
+	for _, p := range lib.control {
+		if s := p.Metadata.Annotations[overridesAnnotated]; s != "" {
+			for _, o := range strings.Split(s, ",") {
+				overridden[strings.TrimSpace(o)] = true
+			}
+		}
+	}
+	members := map[api.Level][]*policy.Policy{}
+	for id, p := range lib.control {
+		switch p.Metadata.Labels[levelLabel] {
+		case string(api.LevelBaseline):
+			members[api.LevelBaseline] = append(members[api.LevelBaseline], p)
+			if !overridden[string(id)] {
+				members[api.LevelRestricted] = append(members[api.LevelRestricted], p)
+			}
+		case string(api.LevelRestricted):
+			members[api.LevelRestricted] = append(members[api.LevelRestricted], p)
+		}
+	}
+	out := map[string][]byte{}
+	for level, ps := range members {
+		slices.SortFunc(ps, func(a, b *policy.Policy) int { return strings.Compare(a.Name(), b.Name()) })
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "# The Pod Security %s set: every %s control of the Pod Security Standards, one\n", level, level)
+		fmt.Fprintf(&b, "# policy each, as Kubernetes evaluates the %s level at the newest version.\n", level)
+		b.WriteString("# Load it as a whole: tollgate serve --config policies/sets/pod-security-" + string(level) + ".yaml\n")
+		b.WriteString("# Generated from policies/*.yaml by `go test ./policies -run TestPodSecuritySets -update`; do not edit.\n")
+		for _, p := range ps {
+			data, err := os.ReadFile(p.Source.File)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.WriteString("---\n")
+			b.Write(data)
+		}
+		out[filepath.Join("sets", "pod-security-"+string(level)+".yaml")] = b.Bytes()
+	}
+	return out
+}
+
+// TestPodSecuritySets keeps the two sets in step with the per-control
+// policies they are made of.
+func TestPodSecuritySets(t *testing.T) {
+	lib := loadLibrary(t)
+	for path, want := range setFiles(t, lib) {
+		if *update {
+			if err := os.WriteFile(path, want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test ./policies -run TestPodSecuritySets -update)", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s is not the policies it is made of; run go test ./policies -run TestPodSecuritySets -update", path)
+		}
+		if _, err := policy.LoadPath(path); err != nil {
+			t.Errorf("%s does not load: %v", path, err)
+		}
+	}
+}
+
+// pod is one Pod of the differential corpus.
+type pod struct {
+	name string
+	obj  *corev1.Pod
+	json []byte
+}
+
+// psaFixtures are the Pods Kubernetes' own Pod Security tests are made of,
+// for every level and version (each is decided here at the newest version).
+func psaFixtures(t testing.TB) []pod {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "k8s.io/pod-security-admission").Output()
+	if err != nil {
+		t.Fatalf("locate k8s.io/pod-security-admission: %v", err)
+	}
+	root := filepath.Join(strings.TrimSpace(string(out)), "test", "testdata")
+	var pods []pod
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(path) != ".yaml" {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		pods = append(pods, readPod(t, "pod-security-admission/"+rel, path))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pods
+}
+
+// edgeCases are the hand-written Pods of testdata/pod-security.
+func edgeCases(t testing.TB) []pod {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "pod-security", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pods []pod
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, doc := range bytes.Split(data, []byte("\n---\n")) {
+			if len(bytes.TrimSpace(doc)) == 0 {
+				continue
+			}
+			pods = append(pods, podOf(t, fmt.Sprintf("%s#%d", f, i+1), doc))
+		}
+	}
+	return pods
+}
+
+func readPod(t testing.TB, name, path string) pod {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return podOf(t, name, data)
+}
+
+func podOf(t testing.TB, name string, doc []byte) pod {
+	t.Helper()
+	var p corev1.Pod
+	if err := yaml.UnmarshalStrict(doc, &p); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	js, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if p.Name == "" {
+		t.Fatalf("%s: a corpus Pod needs a name", name)
+	}
+	return pod{name: name, obj: &p, json: js}
+}
+
+// verdicts is what one side decided for one Pod: per check, and per level.
+type verdicts struct {
+	checks map[psa.CheckID]bool
+	levels map[api.Level]bool
+}
+
+func kubernetes(t testing.TB, eval psa.Evaluator, checks map[psa.CheckID]psa.Check, p *corev1.Pod) verdicts {
+	v := verdicts{checks: map[psa.CheckID]bool{}, levels: map[api.Level]bool{}}
+	for id, c := range checks {
+		v.checks[id] = c.Versions[len(c.Versions)-1].CheckPod(&p.ObjectMeta, &p.Spec).Allowed
+	}
+	for _, level := range []api.Level{api.LevelBaseline, api.LevelRestricted} {
+		lv := api.LevelVersion{Level: level, Version: api.LatestVersion()}
+		v.levels[level] = psa.AggregateCheckResults(eval.EvaluatePod(lv, &p.ObjectMeta, &p.Spec)).Allowed
+	}
+	return v
+}
+
+// tollgate decides the Pods through the engine, as tollgate check does: the
+// per-control policies one by one, and each set as a whole.
+type tollgate struct {
+	lib  *library
+	all  *engine.Engine
+	sets map[api.Level]*engine.Engine
+}
+
+func newTollgate(t testing.TB) *tollgate {
+	lib := loadLibrary(t)
+	tg := &tollgate{lib: lib, all: engine.New(lib.set, engine.Options{}), sets: map[api.Level]*engine.Engine{}}
+	for _, level := range []api.Level{api.LevelBaseline, api.LevelRestricted} {
+		set, err := policy.LoadPath(filepath.Join("sets", "pod-security-"+string(level)+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg.sets[level] = engine.New(set, engine.Options{})
+	}
+	return tg
+}
+
+func objects(t testing.TB, name string, js []byte) []*manifest.Object {
+	t.Helper()
+	objs, err := manifest.Parse(name, js)
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("%s: %d objects, %v", name, len(objs), err)
+	}
+	return objs
+}
+
+func (tg *tollgate) decide(t testing.TB, name string, js []byte) (verdicts, string) {
+	t.Helper()
+	ctx := context.Background()
+	opts := check.Options{DefaultNamespace: "corpus", Workers: 1}
+	v := verdicts{checks: map[psa.CheckID]bool{}, levels: map[api.Level]bool{}}
+	objs := objects(t, name, js)
+	f := check.Run(ctx, tg.all, objs, opts)[0]
+	if f.Err != nil {
+		t.Fatalf("%s: %v", name, f.Err)
+	}
+	outcome := map[string]engine.Result{}
+	for _, r := range f.Results {
+		outcome[r.Policy] = r
+	}
+	var messages []string
+	for id, p := range tg.lib.control {
+		r, ok := outcome[p.Name()]
+		switch {
+		case !ok:
+			t.Fatalf("%s: policy %s did not decide", name, p.Name())
+		case r.Outcome == engine.Error:
+			t.Fatalf("%s: policy %s could not evaluate: %s", name, p.Name(), r.Message)
+		}
+		v.checks[id] = r.Outcome != engine.Fail
+		if r.Outcome == engine.Fail {
+			messages = append(messages, r.Message)
+		}
+	}
+	for level, eng := range tg.sets {
+		v.levels[level] = check.Run(ctx, eng, objs, opts)[0].Allowed
+	}
+	slices.Sort(messages)
+	return v, strings.Join(messages, "\n")
+}
+
+// compare reports every check and level where tollgate and Kubernetes
+// disagree on p, with the Pod and both verdicts.
+func compare(t *testing.T, k, g verdicts, p pod, messages string) bool {
+	t.Helper()
+	var diffs []string
+	for id, allowed := range k.checks {
+		if g.checks[id] != allowed {
+			diffs = append(diffs, fmt.Sprintf("check %s: Kubernetes allowed=%v, tollgate allowed=%v", id, allowed, g.checks[id]))
+		}
+	}
+	for level, allowed := range k.levels {
+		if g.levels[level] != allowed {
+			diffs = append(diffs, fmt.Sprintf("level %s: Kubernetes allowed=%v, tollgate's set allowed=%v", level, allowed, g.levels[level]))
+		}
+	}
+	if len(diffs) == 0 {
+		return true
+	}
+	slices.Sort(diffs)
+	t.Errorf("%s: tollgate and Pod Security disagree:\n  %s\ntollgate said:\n%s\nPod:\n%s", p.name, strings.Join(diffs, "\n  "), messages, p.json)
+	return false
+}
+
+// TestPodSecurityMatchesKubernetes decides every corpus Pod with the
+// library and with k8s.io/pod-security-admission, check by check and level
+// by level, and requires the same allow/deny.
+func TestPodSecurityMatchesKubernetes(t *testing.T) {
+	tg := newTollgate(t)
+	checks := latest()
+	eval, err := psa.NewEvaluator(psa.DefaultChecks(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	corpora := []struct {
+		name string
+		pods func(testing.TB) []pod
+	}{
+		{"pod-security-admission fixtures", psaFixtures},
+		{"edge cases", edgeCases},
+		{"generated", func(t testing.TB) []pod { return generate(t, *generated, *seed) }},
+	}
+	// Under the race detector (make unit) every 10th Pod of the large corpora
+	// is compared; make pod-security compares them all.
+	sample := func(name string, pods []pod) []pod {
+		if !raceDetector || name == "edge cases" {
+			return pods
+		}
+		var out []pod
+		for i := 0; i < len(pods); i += 10 {
+			out = append(out, pods[i])
+		}
+		return out
+	}
+	for _, c := range corpora {
+		t.Run(c.name, func(t *testing.T) {
+			pods := sample(c.name, c.pods(t))
+			denied := map[api.Level]int{}
+			disagreements := 0
+			for _, p := range pods {
+				k := kubernetes(t, eval, checks, p.obj)
+				g, msgs := tg.decide(t, p.name, p.json)
+				if !compare(t, k, g, p, msgs) {
+					disagreements++
+					if disagreements >= 20 {
+						t.Fatal("stopping after 20 disagreements")
+					}
+				}
+				for level, allowed := range k.levels {
+					if !allowed {
+						denied[level]++
+					}
+				}
+			}
+			t.Logf("%d Pods: baseline denies %d, restricted denies %d; %d disagreements",
+				len(pods), denied[api.LevelBaseline], denied[api.LevelRestricted], disagreements)
+			if len(pods) > 0 && (denied[api.LevelRestricted] == 0 || denied[api.LevelRestricted] == len(pods)) {
+				t.Errorf("the corpus does not tell allow from deny: restricted denies %d of %d", denied[api.LevelRestricted], len(pods))
+			}
+		})
+	}
+}
+
+// TestPodSecurityPodControllers: a Pod template in any Pod controller is
+// decided as the Pod it makes, by each set.
+func TestPodSecurityPodControllers(t *testing.T) {
+	tg := newTollgate(t)
+	eval, err := psa.NewEvaluator(psa.DefaultChecks(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := edgeCases(t)
+	if !raceDetector {
+		pods = append(pods, generate(t, 200, *seed+1)...)
+	}
+	for _, gr := range policy.PodControllers {
+		t.Run(gr.String(), func(t *testing.T) {
+			for _, p := range pods {
+				js := wrap(t, gr, p)
+				for level, eng := range tg.sets {
+					lv := api.LevelVersion{Level: level, Version: api.LatestVersion()}
+					want := psa.AggregateCheckResults(eval.EvaluatePod(lv, &p.obj.ObjectMeta, &p.obj.Spec)).Allowed
+					f := check.Run(context.Background(), eng, objects(t, p.name, js), check.Options{DefaultNamespace: "corpus", Workers: 1})[0]
+					if f.Err != nil || f.Allowed != want {
+						t.Errorf("%s in a %s, %s: Kubernetes allowed=%v, tollgate allowed=%v (%v %s)\n%s", p.name, gr, level, want, f.Allowed, f.Err, f.Message, js)
+					}
+				}
+			}
+		})
+	}
+}
+
+// wrap puts p's metadata and spec into the Pod template of a controller.
+func wrap(t testing.TB, gr schema.GroupResource, p pod) []byte {
+	t.Helper()
+	tmpl := map[string]any{"metadata": map[string]any{"labels": map[string]string{"app": "corpus"}, "annotations": p.obj.Annotations}, "spec": p.obj.Spec}
+	spec := map[string]any{"selector": map[string]any{"matchLabels": map[string]string{"app": "corpus"}}, "template": tmpl}
+	apiVersion := gr.Group + "/v1"
+	kind := map[string]string{
+		"deployments": "Deployment", "replicasets": "ReplicaSet", "statefulsets": "StatefulSet", "daemonsets": "DaemonSet",
+		"jobs": "Job", "cronjobs": "CronJob", "replicationcontrollers": "ReplicationController",
+	}[gr.Resource]
+	switch gr.Resource {
+	case "jobs":
+		spec = map[string]any{"template": tmpl}
+	case "cronjobs":
+		spec = map[string]any{"schedule": "0 3 * * *", "jobTemplate": map[string]any{"spec": map[string]any{"template": tmpl}}}
+	case "replicationcontrollers":
+		apiVersion = "v1"
+		spec = map[string]any{"selector": map[string]string{"app": "corpus"}, "template": tmpl}
+	}
+	if kind == "" {
+		t.Fatalf("no kind for pod controller %s", gr)
+	}
+	js, err := yaml.Marshal(map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": map[string]any{"name": p.obj.Name}, "spec": spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := yaml.YAMLToJSON(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
