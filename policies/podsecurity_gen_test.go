@@ -207,7 +207,9 @@ var mutations = []func(*rand.Rand, *corev1.Pod){
 	func(r *rand.Rand, p *corev1.Pod) {
 		sc(container(r, p)).RunAsUser = pick(r, nil, ptr.To[int64](0), ptr.To[int64](1000))
 	},
-	func(r *rand.Rand, p *corev1.Pod) { psc(p).RunAsUser = pick(r, nil, ptr.To[int64](0), ptr.To[int64](1000)) },
+	func(r *rand.Rand, p *corev1.Pod) {
+		psc(p).RunAsUser = pick(r, nil, ptr.To[int64](0), ptr.To[int64](1000))
+	},
 	func(r *rand.Rand, p *corev1.Pod) { sc(container(r, p)).SeccompProfile = seccomp(r) },
 	func(r *rand.Rand, p *corev1.Pod) { psc(p).SeccompProfile = seccomp(r) },
 	func(r *rand.Rand, p *corev1.Pod) { sc(container(r, p)).AppArmorProfile = appArmor(r) },
