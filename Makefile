@@ -44,8 +44,13 @@ fuzz-short: ## Each fuzz target for $(FUZZTIME) inputs; failures are saved under
 	$(GO) test -run XXX -fuzz FuzzInject -fuzztime $(FUZZTIME) ./internal/inject
 	$(GO) test -run XXX -fuzz FuzzScan -fuzztime $(FUZZTIME) ./internal/jsonscan
 
+# hack/checkfiles fails on any file tracked in git (git ls-files, as staged)
+# that is a compiled executable or larger than 1 MiB. Executable means the
+# content starts with ELF, Mach-O or PE magic bytes, not the exec bit: scripts
+# such as .ci/run are meant to have it. Build outputs belong in .gitignore.
 lint:
-	@out=$$(gofmt -l cmd internal test); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) run ./hack/checkfiles
+	@out=$$(gofmt -l cmd internal test hack); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./test/...
 
