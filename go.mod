@@ -1,6 +1,6 @@
 module github.com/tollgate-dev/tollgate
 
-go 1.26.0
+go 1.27.3
 
 require (
 	github.com/evanphx/json-patch/v5 v5.9.11

@@ -2,7 +2,7 @@
 // its own so that the load generator's dependencies stay out of tollgate's.
 module github.com/tollgate-dev/tollgate/hack/bench
 
-go 1.26.0
+go 1.27.3
 
 replace github.com/tollgate-dev/tollgate => ../..
 

@@ -4,7 +4,7 @@
 // indexed into a local v1 database that govulncheck opens with -db file://.
 module github.com/tollgate-dev/tollgate/hack/vuln
 
-go 1.26.0
+go 1.27.3
 
 require (
 	golang.org/x/vuln v1.9.0

@@ -35,10 +35,11 @@ type APIServer struct {
 // secure port, and reads its command line.
 func FindAPIServer(env *envtest.Environment, logFile string) (*APIServer, error) {
 	api := env.ControlPlane.APIServer
-	if api == nil || api.SecurePort == 0 {
+	if api == nil || api.SecureServing.Port == "" {
 		return nil, errors.New("the control plane has no started apiserver")
 	}
-	port := "--secure-port=" + strconv.Itoa(api.SecurePort)
+	// The port envtest passed to the apiserver as --secure-port, as it wrote it.
+	port := "--secure-port=" + api.SecureServing.Port
 	procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
 	if err != nil {
 		return nil, err
