@@ -38,8 +38,8 @@ func TestDecodeCapturedReviews(t *testing.T) {
 			if req.Kind.Kind != "Pod" || req.Resource.Resource != "pods" || req.Namespace != "shop" || req.Name != "checkout-7d9f8c6b5-x2k4q" {
 				t.Errorf("identity: %+v %+v %s/%s", req.Kind, req.Resource, req.Namespace, req.Name)
 			}
-			if (len(req.Object) > 0) != tt.hasObject || (len(req.OldObject) > 0) != tt.hasOld {
-				t.Errorf("object %d bytes, oldObject %d bytes", len(req.Object), len(req.OldObject))
+			if (len(req.Object()) > 0) != tt.hasObject || (len(req.OldObject()) > 0) != tt.hasOld {
+				t.Errorf("object %d bytes, oldObject %d bytes", len(req.Object()), len(req.OldObject()))
 			}
 			if req.UserInfo.Username != "admin" {
 				t.Errorf("user %q", req.UserInfo.Username)

@@ -116,11 +116,11 @@ func Request(obj *manifest.Object, op admission.Operation, old []byte, user admi
 		Namespace: ns,
 		Operation: op,
 		UserInfo:  user,
-		Object:    obj.JSON,
-		OldObject: old,
 	}
 	if op == admission.Delete {
-		req.Object, req.OldObject = nil, obj.JSON
+		req.SetObjects(nil, obj.JSON)
+	} else {
+		req.SetObjects(obj.JSON, old)
 	}
 	return req, nil
 }
@@ -160,13 +160,13 @@ func one(ctx context.Context, eng *engine.Engine, obj *manifest.Object, old map[
 			if len(ev.Response.Patch) == 0 {
 				continue
 			}
-			patched, err := apply(req.Object, ev.Response.Patch)
+			patched, err := apply(req.Object(), ev.Response.Patch)
 			if err != nil {
 				f.Err = fmt.Errorf("%s: policy group %s: the patch does not apply: %w", obj.Where(), g.ID, err)
 				return f
 			}
-			req.Object, f.Patched = patched, patched
-			req.ObjectMeta = nil // read again from the patched object
+			req.SetObject(patched)
+			f.Patched = patched
 		}
 	}
 	return f

@@ -26,21 +26,23 @@ func celEngine(t *testing.T) *Engine {
 func request(t *testing.T, op admission.Operation, gvr schema.GroupVersionResource, kind, ns, user string, obj, old map[string]any) *admission.Request {
 	t.Helper()
 	r := &admission.Request{UID: "u", Operation: op, Resource: gvr, Kind: gvr.GroupVersion().WithKind(kind), Namespace: ns, UserInfo: admission.UserInfo{Username: user}}
+	var objJSON, oldJSON []byte
 	var err error
 	if obj != nil {
 		obj["apiVersion"], obj["kind"] = gvr.GroupVersion().String(), kind
-		if r.Object, err = json.Marshal(obj); err != nil {
+		if objJSON, err = json.Marshal(obj); err != nil {
 			t.Fatal(err)
 		}
 		r.Name, _ = obj["metadata"].(map[string]any)["name"].(string)
 	}
 	if old != nil {
 		old["apiVersion"], old["kind"] = gvr.GroupVersion().String(), kind
-		if r.OldObject, err = json.Marshal(old); err != nil {
+		if oldJSON, err = json.Marshal(old); err != nil {
 			t.Fatal(err)
 		}
 		r.Name, _ = old["metadata"].(map[string]any)["name"].(string)
 	}
+	r.SetObjects(objJSON, oldJSON)
 	return r
 }
 

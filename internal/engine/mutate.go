@@ -20,7 +20,7 @@ func (e *Engine) mutate(g *policy.Group, req *admission.Request) Evaluation {
 	if err != nil {
 		return errorAll(g, admission.BadRequest(err))
 	}
-	pod, err := inject.PodFromEncodedJSON(req.Object)
+	pod, err := inject.PodFromEncodedJSON(req.Object())
 	if err != nil {
 		return errorAll(g, admission.BadRequest(err))
 	}

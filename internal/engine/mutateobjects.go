@@ -26,12 +26,12 @@ func (e *Engine) mutateObjects(ctx context.Context, g *policy.Group, req *admiss
 	if err != nil {
 		return errorAll(g, admission.BadRequest(err))
 	}
-	if len(req.Object) == 0 {
+	if len(req.Object()) == 0 {
 		return skipAll(g, "mutations apply to objects being created or updated")
 	}
 	policies, results := e.matching(g, req, in.labels, in.oldLabels)
 	ns := e.namespace(req.Namespace)
-	doc := req.Object
+	doc := req.Object()
 	var all jsonpatch.Patch
 	var warnings, applied, denials []string
 	for _, p := range policies {
@@ -85,9 +85,7 @@ func (e *Engine) mutateOne(ctx context.Context, p *policy.Policy, req *admission
 		if err != nil {
 			return nil, nil, err
 		}
-		sub := *req
-		sub.Object = next
-		in, err := (&input{}).celFor(&sub, cur, ns)
+		in, err := (&input{}).celFor(req, cur, ns) // cur is the object; req gives the rest
 		if err != nil {
 			return nil, nil, err
 		}

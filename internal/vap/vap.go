@@ -52,11 +52,11 @@ var objectInterfaces = admission.NewObjectInterfacesFromScheme(runtime.NewScheme
 
 // Evaluate runs one native policy on a request.
 func Evaluate(ctx context.Context, n *policy.Native, req *tgadmission.Request, namespaces Namespaces) (Outcome, error) {
-	obj, err := cel.RuntimeObject(req.Object)
+	obj, err := cel.RuntimeObject(req.Object())
 	if err != nil {
 		return Outcome{}, err
 	}
-	old, err := cel.RuntimeObject(req.OldObject)
+	old, err := cel.RuntimeObject(req.OldObject())
 	if err != nil {
 		return Outcome{}, err
 	}
