@@ -141,10 +141,7 @@ func objectJSON(raw []byte) []byte {
 // Encode writes the answer to a request of the given uid as an AdmissionReview
 // of the given version.
 func Encode(apiVersion, uid string, resp Response) ([]byte, error) {
-	var warnings []string
-	for _, w := range resp.Warnings {
-		warnings = append(warnings, Sanitize(w, MaxWarningBytes))
-	}
+	warnings := Warnings(resp.Warnings)
 	resp.Message = Sanitize(resp.Message, MaxMessageBytes)
 	out := &admissionv1.AdmissionResponse{
 		UID:              types.UID(uid),

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -123,5 +124,22 @@ func TestSanitize(t *testing.T) {
 	}
 	if strings.Contains(string(out), `\u001b`) || strings.Contains(string(out), `\r`) || len(out) > MaxMessageBytes+500 {
 		t.Errorf("encoded answer not sanitized: %.300s (%d bytes)", out, len(out))
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	tests := []struct {
+		in   []string
+		want []string
+	}{
+		{nil, nil},
+		{[]string{"short", "tab\there"}, []string{"short", "tabhere"}},
+		{[]string{strings.Repeat("a", MaxWarningBytes)}, []string{strings.Repeat("a", MaxWarningBytes)}},
+		{[]string{strings.Repeat("a", MaxWarningBytes+1)}, []string{strings.Repeat("a", MaxWarningBytes-3) + "..."}},
+	}
+	for _, tt := range tests {
+		if got := Warnings(tt.in); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Warnings(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }

@@ -61,6 +61,9 @@ func objectMeta(p *fastjson.Parser, raw []byte, valid bool) (*ObjectMeta, error)
 	return meta, nil
 }
 
+// maxQuoteBytes bounds the part of a value an error message quotes.
+const maxQuoteBytes = 43
+
 // metaOf reads what every policy may need of any object, and checks its
 // shape is one Kubernetes could have sent: rawMeta and rawSpec are the JSON
 // of its metadata and spec (either may run on past its value).
@@ -88,11 +91,7 @@ func metaOf(p *fastjson.Parser, rawMeta, rawSpec []byte) (*ObjectMeta, error) {
 		return nil, fmt.Errorf("metadata must be an object, got %s", t)
 	}
 	if t := jsonscan.TypeOf(rawSpec); t != fastjson.TypeNull && t != fastjson.TypeObject {
-		out := jsonscan.Value(rawSpec)
-		if len(out) > 40 {
-			out = append(out[:40:40], "..."...)
-		}
-		return nil, fmt.Errorf("spec must be an object, got %s", out)
+		return nil, fmt.Errorf("spec must be an object, got %s", Sanitize(string(jsonscan.Value(rawSpec)), maxQuoteBytes))
 	}
 	return m, nil
 }

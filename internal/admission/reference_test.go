@@ -148,11 +148,7 @@ func refMetaOf(v *fastjson.Value) (*ObjectMeta, error) {
 		}
 	}
 	if s := v.Get("spec"); s != nil && s.Type() != fastjson.TypeNull && s.Type() != fastjson.TypeObject {
-		out := s.MarshalTo(nil)
-		if len(out) > 40 {
-			out = append(out[:40], "..."...)
-		}
-		return nil, fmt.Errorf("spec must be an object, got %s", out)
+		return nil, fmt.Errorf("spec must be an object, got %s", Sanitize(string(s.MarshalTo(nil)), maxQuoteBytes))
 	}
 	return m, nil
 }

@@ -77,8 +77,16 @@ func (e *Engine) Review(ctx context.Context, g *policy.Group, req *admission.Req
 	return e.Evaluate(ctx, g, req).Response
 }
 
-// Evaluate decides a request and says what each of the group's policies made of it.
+// Evaluate decides a request and says what each of the group's policies
+// made of it. Every warning, whichever kind of policy gave it, is bounded
+// here, so that offline commands show what the server sends.
 func (e *Engine) Evaluate(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
+	ev := e.evaluate(ctx, g, req)
+	ev.Response.Warnings = admission.Warnings(ev.Response.Warnings)
+	return ev
+}
+
+func (e *Engine) evaluate(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
 	if e.excluded.Has(req.Namespace) {
 		return skipAll(g, "namespace "+req.Namespace+" is exempt")
 	}

@@ -40,7 +40,7 @@ func (e *Engine) mutateObjects(ctx context.Context, g *policy.Group, req *admiss
 		switch {
 		case err != nil && p.Spec.FailurePolicy == policy.Ignore:
 			r.Outcome, r.Message = Warn, fmt.Sprintf("not applied (failurePolicy Ignore): %v", err)
-			warnings = append(warnings, bound(fmt.Sprintf("tollgate: policy %s not applied: %v", p.Name(), err), MaxWarningLength))
+			warnings = append(warnings, fmt.Sprintf("tollgate: policy %s not applied: %v", p.Name(), err))
 		case err != nil:
 			r.Outcome, r.Message = Fail, fmt.Sprintf("policy %s could not mutate %s %q: %v", p.Name(), strings.ToLower(req.Kind.Kind), req.Name, err)
 			denials = append(denials, r.Message)

@@ -13,10 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// MaxWarningLength bounds each warning: the apiserver shows warnings as
-// HTTP 299 headers, and kubectl prints them on one line.
-const MaxWarningLength = 120
-
 // verdict is what one policy found in one request.
 type verdict struct {
 	skipped  bool
@@ -54,7 +50,7 @@ func (e *Engine) validate(ctx context.Context, g *policy.Group, req *admission.R
 			switch p.Spec.Validate.Action {
 			case policy.Warn:
 				r.Outcome, r.Message = Warn, msg
-				warnings = append(warnings, bound(p.Name()+": "+strings.Join(v.problems, "; "), MaxWarningLength))
+				warnings = append(warnings, p.Name()+": "+strings.Join(v.problems, "; "))
 			case policy.Audit:
 				r.Outcome, r.Message = Warn, "audit: "+msg
 				audit[auditKey(p.Name())] = msg
@@ -159,20 +155,6 @@ func firstCode(cur, next int32) int32 {
 	}
 	return next
 }
-
-// bound cuts s to n bytes at a rune boundary, marking the cut.
-func bound(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("...")
-	for cut > 0 && !utf8RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // auditKey is a valid audit annotation key for a policy: at most 63 bytes.
 func auditKey(name string) string {
