@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	jsonpatch5 "github.com/evanphx/json-patch/v5"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/jsonpatch"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -166,19 +166,11 @@ func TestMutate(t *testing.T) {
 	}
 }
 
-func applyTo(t *testing.T, object []byte, patch any) *corev1.Pod {
+func applyTo(t *testing.T, object []byte, patch jsonpatch.Patch) *corev1.Pod {
 	t.Helper()
-	ops, _ := json.Marshal(patch)
-	if string(ops) == "null" {
-		ops = []byte("[]")
-	}
-	p, err := jsonpatch5.DecodePatch(ops)
+	out, err := jsonpatch.Apply(object, patch)
 	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := p.Apply(object)
-	if err != nil {
-		t.Fatalf("patch does not apply: %v\n%s", err, ops)
+		t.Fatalf("%v\n%v", err, patch)
 	}
 	var pod corev1.Pod
 	if err := json.Unmarshal(out, &pod); err != nil {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/jsonpatch"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -38,7 +39,7 @@ func review(t *testing.T, e *Engine, req *admission.Request) (map[string]any, []
 		warnings = append(warnings, resp.Warnings...)
 		if len(resp.Patch) > 0 {
 			var err error
-			if doc, err = apply(doc, resp.Patch); err != nil {
+			if doc, err = jsonpatch.Apply(doc, resp.Patch); err != nil {
 				t.Fatalf("%s: %v", g.ID, err)
 			}
 			ops += len(resp.Patch)

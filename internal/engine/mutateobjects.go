@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	jsonpatch5 "github.com/evanphx/json-patch/v5"
 	gomodulesjsonpatch "gomodules.xyz/jsonpatch/v2"
 	corev1 "k8s.io/api/core/v1"
 
@@ -76,7 +75,7 @@ func (e *Engine) mutateOne(ctx context.Context, p *policy.Policy, req *admission
 	next := doc
 	if len(ops) > 0 {
 		var err error
-		if next, err = apply(doc, ops); err != nil {
+		if next, err = jsonpatch.Apply(doc, ops); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -115,7 +114,7 @@ func (e *Engine) mutateOne(ctx context.Context, p *policy.Policy, req *admission
 			ops = append(ops, op)
 		}
 		if len(diff) > 0 {
-			if next, err = apply(next, ops[len(ops)-len(diff):]); err != nil {
+			if next, err = jsonpatch.Apply(next, ops[len(ops)-len(diff):]); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -149,20 +148,4 @@ func mapOps(field string, meta map[string]any, want map[string]string, overwrite
 		ops = append(ops, jsonpatch.Add(jsonpatch.Pointer("metadata", field, k), v))
 	}
 	return ops
-}
-
-func apply(doc []byte, ops jsonpatch.Patch) ([]byte, error) {
-	raw, err := json.Marshal(ops)
-	if err != nil {
-		return nil, err
-	}
-	p, err := jsonpatch5.DecodePatch(raw)
-	if err != nil {
-		return nil, err
-	}
-	out, err := p.Apply(doc)
-	if err != nil {
-		return nil, fmt.Errorf("the patch does not apply: %w", err)
-	}
-	return out, nil
 }
