@@ -20,7 +20,7 @@ func celEngine(t *testing.T) *Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(set, Options{Namespaces: func(name string) (*corev1.Namespace, bool) { return NamespaceOf(name, nil), true }})
+	return New(set, Options{Namespaces: func(name string) (*corev1.Namespace, bool) { return policy.NamespaceOf(name, nil), true }})
 }
 
 func request(t *testing.T, op admission.Operation, gvr schema.GroupVersionResource, kind, ns, user string, obj, old map[string]any) *admission.Request {

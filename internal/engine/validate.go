@@ -10,6 +10,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 	"github.com/tollgate-dev/tollgate/internal/validation"
+	"github.com/tollgate-dev/tollgate/internal/vap"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -57,7 +58,7 @@ func (e *Engine) validate(ctx context.Context, g *policy.Group, req *admission.R
 			default:
 				r.Outcome, r.Message = Fail, msg
 				denials = append(denials, msg)
-				code = firstCode(code, codeOf(v.reason))
+				code = firstCode(code, vap.StatusCode(v.reason))
 			}
 		}
 		results = append(results, r)
@@ -116,24 +117,12 @@ func (e *Engine) judge(ctx context.Context, p *policy.Policy, req *admission.Req
 				problems = []string{rules.Message}
 			}
 			v.problems = append(v.problems, problems...)
+			if v.reason == "" {
+				v.reason = "Forbidden" // a label rule has no reason of its own
+			}
 		}
 	}
 	return subject, v
-}
-
-// codeOf maps a rule's reason to the HTTP status a ValidatingAdmissionPolicy
-// would answer with; label rules and unknown reasons are Forbidden.
-func codeOf(reason string) int32 {
-	switch reason {
-	case "Invalid":
-		return http.StatusUnprocessableEntity
-	case "Unauthorized":
-		return http.StatusUnauthorized
-	case "RequestEntityTooLarge":
-		return http.StatusRequestEntityTooLarge
-	default:
-		return http.StatusForbidden
-	}
 }
 
 func reasonName(code int32) string {
