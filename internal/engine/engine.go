@@ -73,19 +73,20 @@ func (e *Engine) evaluate(ctx context.Context, g *policy.Group, req *admission.R
 	if e.excluded.Has(req.Namespace) {
 		return skipAll(g, "namespace "+req.Namespace+" is exempt")
 	}
-	if g.Policies[0].Native != nil {
+	if g.Kind == policy.GroupNative {
 		return e.validateNative(ctx, g, req) // its rules say which subresources it checks
 	}
 	if req.SubResource != "" {
 		return skipAll(g, "subresource "+req.SubResource+" is not checked")
 	}
-	if g.Action == policy.ActionMutate {
-		if g.Policies[0].IsInjection() {
-			return e.mutate(g, req)
-		}
+	switch g.Kind {
+	case policy.GroupInjection:
+		return e.mutate(g, req)
+	case policy.GroupMutating:
 		return e.mutateObjects(ctx, g, req)
+	default:
+		return e.validate(ctx, g, req)
 	}
-	return e.validate(ctx, g, req)
 }
 
 // matching splits the group's policies into those that concern the request
