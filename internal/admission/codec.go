@@ -104,12 +104,8 @@ func request(raw []byte) (*Request, error) {
 	}
 	// A shape the policies cannot read is not a transport error: the engine
 	// answers it with a denial the apiserver can relay, uid and all.
-	req.Object, req.ObjectMeta, req.ShapeError = object(p, f[9])
-	var oldErr error
-	req.OldObject, req.OldObjectMeta, oldErr = object(p, f[10])
-	if req.ShapeError == nil && oldErr != nil {
-		req.ShapeError = fmt.Errorf("oldObject: %w", oldErr)
-	}
+	req.object, req.oldObject = objectJSON(f[9]), objectJSON(f[10])
+	req.meta = metasOf(p, req.object, req.oldObject, true)
 	return req, nil
 }
 
@@ -134,95 +130,18 @@ func str(v *fastjson.Value, path ...string) string {
 	return string(v.GetStringBytes(path...))
 }
 
-// object returns an embedded object's JSON (nil when absent or null), its
-// bytes in the body, and its metadata: only metadata and spec are parsed.
-func object(p *fastjson.Parser, raw []byte) ([]byte, *ObjectMeta, error) {
-	t := jsonscan.TypeOf(raw)
-	if raw == nil || t == fastjson.TypeNull {
-		return nil, nil, nil
-	}
-	if t != fastjson.TypeObject {
-		return raw, nil, fmt.Errorf("cannot read object: want a JSON object, got %s", t)
-	}
-	// The spec, after the metadata as the apiserver writes objects, is
-	// only looked at, not skipped over.
-	f := jsonscan.OpenMembers(raw, "metadata", "spec")
-	meta, err := metaOf(p, f[0], f[1])
-	if err != nil {
-		return raw, nil, fmt.Errorf("cannot read object: %w", err)
-	}
-	return raw, meta, nil
-}
-
-// metaOf reads what every policy may need of any object, and checks its
-// shape is one Kubernetes could have sent: rawMeta and rawSpec are the JSON
-// of its metadata and spec (either may run on past its value).
-func metaOf(p *fastjson.Parser, rawMeta, rawSpec []byte) (*ObjectMeta, error) {
-	m := &ObjectMeta{}
-	switch t := jsonscan.TypeOf(rawMeta); t {
-	case fastjson.TypeNull:
-	case fastjson.TypeObject:
-		f := jsonscan.Members(rawMeta, "name", "generateName", "namespace", "labels")
-		for i, dst := range []*string{&m.Name, &m.GenerateName, &m.Namespace} {
-			switch t := jsonscan.TypeOf(f[i]); t {
-			case fastjson.TypeNull:
-			case fastjson.TypeString:
-				*dst = jsonscan.String(f[i])
-			default:
-				return nil, fmt.Errorf("metadata.%s must be a string, got %s", [...]string{"name", "generateName", "namespace"}[i], t)
-			}
-		}
-		labels, err := stringMap(p, f[3])
-		if err != nil {
-			return nil, err
-		}
-		m.Labels = labels
-	default:
-		return nil, fmt.Errorf("metadata must be an object, got %s", t)
-	}
-	if t := jsonscan.TypeOf(rawSpec); t != fastjson.TypeNull && t != fastjson.TypeObject {
-		out := jsonscan.Value(rawSpec)
-		if len(out) > 40 {
-			out = append(out[:40:40], "..."...)
-		}
-		return nil, fmt.Errorf("spec must be an object, got %s", out)
-	}
-	return m, nil
-}
-
-// stringMap reads metadata.labels: nil when absent or null, else an object
-// of strings.
-func stringMap(p *fastjson.Parser, raw []byte) (map[string]string, error) {
+// objectJSON is an embedded object's JSON as sent, nil when absent or null.
+func objectJSON(raw []byte) []byte {
 	if jsonscan.TypeOf(raw) == fastjson.TypeNull {
-		return nil, nil
+		return nil
 	}
-	v := parse(p, raw)
-	if v == nil {
-		return nil, fmt.Errorf("metadata.labels must be an object of strings")
-	}
-	o, _ := v.Object()
-	m := make(map[string]string, o.Len())
-	var err error
-	o.Visit(func(k []byte, val *fastjson.Value) {
-		s, e := val.StringBytes()
-		if e != nil && err == nil {
-			err = fmt.Errorf("metadata.labels.%s must be a string, got %s", k, val.Type())
-		}
-		m[string(k)] = string(s)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
+	return raw
 }
 
 // Encode writes the answer to a request of the given uid as an AdmissionReview
 // of the given version.
 func Encode(apiVersion, uid string, resp Response) ([]byte, error) {
-	var warnings []string
-	for _, w := range resp.Warnings {
-		warnings = append(warnings, Sanitize(w, MaxWarningBytes))
-	}
+	warnings := Warnings(resp.Warnings)
 	resp.Message = Sanitize(resp.Message, MaxMessageBytes)
 	out := &admissionv1.AdmissionResponse{
 		UID:              types.UID(uid),

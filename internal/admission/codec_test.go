@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -38,8 +39,8 @@ func TestDecodeCapturedReviews(t *testing.T) {
 			if req.Kind.Kind != "Pod" || req.Resource.Resource != "pods" || req.Namespace != "shop" || req.Name != "checkout-7d9f8c6b5-x2k4q" {
 				t.Errorf("identity: %+v %+v %s/%s", req.Kind, req.Resource, req.Namespace, req.Name)
 			}
-			if (len(req.Object) > 0) != tt.hasObject || (len(req.OldObject) > 0) != tt.hasOld {
-				t.Errorf("object %d bytes, oldObject %d bytes", len(req.Object), len(req.OldObject))
+			if (len(req.Object()) > 0) != tt.hasObject || (len(req.OldObject()) > 0) != tt.hasOld {
+				t.Errorf("object %d bytes, oldObject %d bytes", len(req.Object()), len(req.OldObject()))
 			}
 			if req.UserInfo.Username != "admin" {
 				t.Errorf("user %q", req.UserInfo.Username)
@@ -123,5 +124,22 @@ func TestSanitize(t *testing.T) {
 	}
 	if strings.Contains(string(out), `\u001b`) || strings.Contains(string(out), `\r`) || len(out) > MaxMessageBytes+500 {
 		t.Errorf("encoded answer not sanitized: %.300s (%d bytes)", out, len(out))
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	tests := []struct {
+		in   []string
+		want []string
+	}{
+		{nil, nil},
+		{[]string{"short", "tab\there"}, []string{"short", "tabhere"}},
+		{[]string{strings.Repeat("a", MaxWarningBytes)}, []string{strings.Repeat("a", MaxWarningBytes)}},
+		{[]string{strings.Repeat("a", MaxWarningBytes+1)}, []string{strings.Repeat("a", MaxWarningBytes-3) + "..."}},
+	}
+	for _, tt := range tests {
+		if got := Warnings(tt.in); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Warnings(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }

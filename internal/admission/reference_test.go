@@ -76,12 +76,16 @@ func refFromValue(v *fastjson.Value) (*Review, error) {
 	}
 	// A shape the policies cannot read is not a transport error: the engine
 	// answers it with a denial the apiserver can relay, uid and all.
-	req.Object, req.ObjectMeta, req.ShapeError = refObject(r.Get("object"))
+	// The reference keeps its own reading of the metadata, to compare
+	// Decode's with: it fills the request's cache as Decode does.
+	m := &metas{}
+	req.object, m.object, m.err = refObject(r.Get("object"))
 	var oldErr error
-	req.OldObject, req.OldObjectMeta, oldErr = refObject(r.Get("oldObject"))
-	if req.ShapeError == nil && oldErr != nil {
-		req.ShapeError = fmt.Errorf("oldObject: %w", oldErr)
+	req.oldObject, m.oldObject, oldErr = refObject(r.Get("oldObject"))
+	if m.err == nil && oldErr != nil {
+		m.err = fmt.Errorf("oldObject: %w", oldErr)
 	}
+	req.meta = m
 	return &Review{APIVersion: apiVersion, Request: req}, nil
 }
 
@@ -144,11 +148,7 @@ func refMetaOf(v *fastjson.Value) (*ObjectMeta, error) {
 		}
 	}
 	if s := v.Get("spec"); s != nil && s.Type() != fastjson.TypeNull && s.Type() != fastjson.TypeObject {
-		out := s.MarshalTo(nil)
-		if len(out) > 40 {
-			out = append(out[:40], "..."...)
-		}
-		return nil, fmt.Errorf("spec must be an object, got %s", out)
+		return nil, fmt.Errorf("spec must be an object, got %s", Sanitize(string(s.MarshalTo(nil)), maxQuoteBytes))
 	}
 	return m, nil
 }

@@ -23,9 +23,11 @@ type UserInfo struct {
 }
 
 // Request is one admission request, independent of the review version it came in.
-// Object and OldObject are the raw JSON the apiserver sent: policies decode
-// only what they read, and patches are built against these exact bytes.
-// Decode slices them from the body, which must stay unchanged meanwhile.
+// Its objects are the raw JSON the apiserver sent: policies decode only what
+// they read, and patches are built against these exact bytes. Decode slices
+// them from the body, which must stay unchanged meanwhile; a request built
+// otherwise gets them from SetObjects, so that Meta never answers for bytes
+// it did not read. A Request is for one goroutine at a time.
 type Request struct {
 	UID         string
 	Kind        schema.GroupVersionKind
@@ -35,19 +37,43 @@ type Request struct {
 	Namespace   string
 	Operation   Operation
 	UserInfo    UserInfo
-	Object      []byte
-	OldObject   []byte
 	DryRun      bool
-	// ObjectMeta and OldObjectMeta are read by Decode in the same pass as
-	// the review; nil when the request was built otherwise (offline checks).
-	// Whoever changes Object must set ObjectMeta to nil.
-	ObjectMeta, OldObjectMeta *ObjectMeta
-	// ShapeError says why an object's metadata or spec could not be read.
-	ShapeError error
+
+	object, oldObject []byte
+	// meta is what Meta read of object and oldObject: by Decode in the same
+	// pass as the review, else on the first call; nil until then. Only
+	// SetObjects changes the objects, and it clears meta.
+	meta *metas
 }
 
 // ObjectMeta is the part of an object every policy may read.
 type ObjectMeta struct {
 	Name, GenerateName, Namespace string
 	Labels                        map[string]string
+}
+
+// Object is the JSON of the object, nil when there is none (DELETE).
+func (r *Request) Object() []byte { return r.object }
+
+// OldObject is the JSON of the old object, nil when there is none (CREATE).
+func (r *Request) OldObject() []byte { return r.oldObject }
+
+// SetObjects sets the request's object and old object (nil for none); their
+// metadata is read again when next asked for.
+func (r *Request) SetObjects(object, oldObject []byte) {
+	r.object, r.oldObject, r.meta = object, oldObject, nil
+}
+
+// SetObject replaces the object, keeping the old object.
+func (r *Request) SetObject(object []byte) { r.SetObjects(object, r.oldObject) }
+
+// Meta returns the metadata of the object and of the old object (nil for an
+// absent one), or why either's shape is not one Kubernetes could have sent:
+// an object whose metadata has the types the API gives it and whose spec,
+// if any, is an object.
+func (r *Request) Meta() (object, oldObject *ObjectMeta, err error) {
+	if r.meta == nil {
+		r.meta = readMetas(r.object, r.oldObject)
+	}
+	return r.meta.object, r.meta.oldObject, r.meta.err
 }

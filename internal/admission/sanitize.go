@@ -11,11 +11,20 @@ import (
 // HTTP warning headers and terminals.
 const (
 	MaxMessageBytes = 4096
-	MaxWarningBytes = 1024
+	// MaxWarningBytes bounds every warning tollgate gives, whatever made it
+	// (label and CEL rules, mutations, injection, ValidatingAdmissionPolicies).
+	// The apiserver sends a response's warnings as HTTP 299 Warning headers
+	// (k8s.io/apiserver/pkg/endpoints/filters/warning.go): whole while they
+	// total at most 4096 runes, and once they pass that, every one of them
+	// cut to 256 runes, unmarked. At 256 bytes (so at most 256 runes) a
+	// warning is never cut by the apiserver, and cut here it ends on a rune
+	// and says so.
+	MaxWarningBytes = 256
 )
 
 // Sanitize drops control characters and invalid UTF-8 from s and cuts it to
-// at most max bytes at a rune boundary, marking the cut.
+// at most max bytes at a rune boundary, marking the cut. It is the one way
+// tollgate shortens text.
 func Sanitize(s string, max int) string {
 	clean := strings.Map(func(r rune) rune {
 		if r == utf8.RuneError || unicode.IsControl(r) {
@@ -31,4 +40,17 @@ func Sanitize(s string, max int) string {
 		cut--
 	}
 	return clean[:cut] + "..."
+}
+
+// Warnings returns warnings as tollgate gives them: each sanitized and at
+// most MaxWarningBytes long.
+func Warnings(ws []string) []string {
+	if ws == nil {
+		return nil
+	}
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = Sanitize(w, MaxWarningBytes)
+	}
+	return out
 }

@@ -11,6 +11,8 @@ import (
 	"os"
 	"sync/atomic"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // Served holds the certificate a server presents and swaps it atomically:
@@ -102,23 +104,17 @@ func NewFileSource(certFile, keyFile string, interval time.Duration, log *slog.L
 
 // Run checks the files every interval until ctx ends.
 func (s *FileSource) Run(ctx context.Context) {
-	t := time.NewTicker(s.interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			changed, err := s.reload()
-			switch {
-			case err != nil:
-				s.log.Warn("serving certificate not reloaded; the previous one stays in use", slog.Any("error", err))
-			case changed:
-				leaf := s.Leaf()
-				s.log.Info("serving certificate reloaded", slog.String("serial", leaf.SerialNumber.String()), slog.Time("notAfter", leaf.NotAfter))
-			}
+	_ = wait.PollUntilContextCancel(ctx, s.interval, false, func(context.Context) (bool, error) {
+		changed, err := s.reload()
+		switch {
+		case err != nil:
+			s.log.Warn("serving certificate not reloaded; the previous one stays in use", slog.Any("error", err))
+		case changed:
+			leaf := s.Leaf()
+			s.log.Info("serving certificate reloaded", slog.String("serial", leaf.SerialNumber.String()), slog.Time("notAfter", leaf.NotAfter))
 		}
-	}
+		return false, nil // until ctx ends
+	})
 }
 
 func (s *FileSource) reload() (bool, error) {

@@ -5,15 +5,13 @@ package check
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"sync"
 
-	jsonpatch5 "github.com/evanphx/json-patch/v5"
-
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/jsonpatch"
 	"github.com/tollgate-dev/tollgate/internal/manifest"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
@@ -116,11 +114,11 @@ func Request(obj *manifest.Object, op admission.Operation, old []byte, user admi
 		Namespace: ns,
 		Operation: op,
 		UserInfo:  user,
-		Object:    obj.JSON,
-		OldObject: old,
 	}
 	if op == admission.Delete {
-		req.Object, req.OldObject = nil, obj.JSON
+		req.SetObjects(nil, obj.JSON)
+	} else {
+		req.SetObjects(obj.JSON, old)
 	}
 	return req, nil
 }
@@ -160,26 +158,14 @@ func one(ctx context.Context, eng *engine.Engine, obj *manifest.Object, old map[
 			if len(ev.Response.Patch) == 0 {
 				continue
 			}
-			patched, err := apply(req.Object, ev.Response.Patch)
+			patched, err := jsonpatch.Apply(req.Object(), ev.Response.Patch)
 			if err != nil {
-				f.Err = fmt.Errorf("%s: policy group %s: the patch does not apply: %w", obj.Where(), g.ID, err)
+				f.Err = fmt.Errorf("%s: policy group %s: %w", obj.Where(), g.ID, err)
 				return f
 			}
-			req.Object, f.Patched = patched, patched
-			req.ObjectMeta = nil // read again from the patched object
+			req.SetObject(patched)
+			f.Patched = patched
 		}
 	}
 	return f
-}
-
-func apply(doc []byte, patch any) ([]byte, error) {
-	ops, err := json.Marshal(patch)
-	if err != nil {
-		return nil, err
-	}
-	p, err := jsonpatch5.DecodePatch(ops)
-	if err != nil {
-		return nil, err
-	}
-	return p.Apply(doc)
 }

@@ -68,7 +68,7 @@ func benchEngine(t testing.TB) *engine.Engine {
 		if _, err := fmt.Sscanf(ns, "ns-%d", &i); err != nil || i > 3 {
 			return nil, false
 		}
-		return engine.NamespaceOf(ns, map[string]string{fmt.Sprintf("inject-%d", i): "enabled"}), true
+		return policy.NamespaceOf(ns, map[string]string{fmt.Sprintf("inject-%d", i): "enabled"}), true
 	}})
 }
 

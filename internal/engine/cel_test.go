@@ -20,27 +20,29 @@ func celEngine(t *testing.T) *Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(set, Options{Namespaces: func(name string) (*corev1.Namespace, bool) { return NamespaceOf(name, nil), true }})
+	return New(set, Options{Namespaces: func(name string) (*corev1.Namespace, bool) { return policy.NamespaceOf(name, nil), true }})
 }
 
 func request(t *testing.T, op admission.Operation, gvr schema.GroupVersionResource, kind, ns, user string, obj, old map[string]any) *admission.Request {
 	t.Helper()
 	r := &admission.Request{UID: "u", Operation: op, Resource: gvr, Kind: gvr.GroupVersion().WithKind(kind), Namespace: ns, UserInfo: admission.UserInfo{Username: user}}
+	var objJSON, oldJSON []byte
 	var err error
 	if obj != nil {
 		obj["apiVersion"], obj["kind"] = gvr.GroupVersion().String(), kind
-		if r.Object, err = json.Marshal(obj); err != nil {
+		if objJSON, err = json.Marshal(obj); err != nil {
 			t.Fatal(err)
 		}
 		r.Name, _ = obj["metadata"].(map[string]any)["name"].(string)
 	}
 	if old != nil {
 		old["apiVersion"], old["kind"] = gvr.GroupVersion().String(), kind
-		if r.OldObject, err = json.Marshal(old); err != nil {
+		if oldJSON, err = json.Marshal(old); err != nil {
 			t.Fatal(err)
 		}
 		r.Name, _ = old["metadata"].(map[string]any)["name"].(string)
 	}
+	r.SetObjects(objJSON, oldJSON)
 	return r
 }
 
@@ -140,7 +142,7 @@ func TestCELPolicies(t *testing.T) {
 
 func TestWarningsAreBounded(t *testing.T) {
 	long := strings.Repeat("é", 200)
-	if got := bound(long, MaxWarningLength); len(got) > MaxWarningLength || !strings.HasSuffix(got, "...") || !strings.HasPrefix(got, "é") {
-		t.Errorf("bound gave %d bytes: %q", len(got), got)
+	if got := admission.Warnings([]string{long})[0]; len(got) > admission.MaxWarningBytes || !strings.HasSuffix(got, "...") || !strings.HasPrefix(got, "é") {
+		t.Errorf("a warning of %d bytes: %q", len(got), got)
 	}
 }

@@ -7,29 +7,12 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
-
-// Namespaces returns a namespace, and whether it is known.
-type Namespaces func(name string) (*corev1.Namespace, bool)
-
-// NamespaceOf is a namespace the engine knows only by name, as the apiserver
-// labels every namespace with kubernetes.io/metadata.name.
-func NamespaceOf(name string, labels map[string]string) *corev1.Namespace {
-	l := map[string]string{"kubernetes.io/metadata.name": name}
-	for k, v := range labels {
-		l[k] = v
-	}
-	return &corev1.Namespace{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l},
-	}
-}
 
 // Options configure an Engine.
 type Options struct {
@@ -40,14 +23,14 @@ type Options struct {
 	// itself. Without it they are the apiserver's to apply, as it does before
 	// calling a webhook. A namespace it does not know has only the label
 	// kubernetes.io/metadata.name, as the apiserver gives every namespace.
-	Namespaces Namespaces
+	Namespaces policy.Namespaces
 }
 
 // Engine holds a policy set and the namespaces no policy may touch.
 type Engine struct {
 	set        *policy.Set
 	excluded   sets.Set[string]
-	namespaces Namespaces
+	namespaces policy.Namespaces
 }
 
 // New returns an engine for the set.
@@ -77,24 +60,33 @@ func (e *Engine) Review(ctx context.Context, g *policy.Group, req *admission.Req
 	return e.Evaluate(ctx, g, req).Response
 }
 
-// Evaluate decides a request and says what each of the group's policies made of it.
+// Evaluate decides a request and says what each of the group's policies
+// made of it. Every warning, whichever kind of policy gave it, is bounded
+// here, so that offline commands show what the server sends.
 func (e *Engine) Evaluate(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
+	ev := e.evaluate(ctx, g, req)
+	ev.Response.Warnings = admission.Warnings(ev.Response.Warnings)
+	return ev
+}
+
+func (e *Engine) evaluate(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
 	if e.excluded.Has(req.Namespace) {
 		return skipAll(g, "namespace "+req.Namespace+" is exempt")
 	}
-	if g.Policies[0].Native != nil {
+	if g.Kind == policy.GroupNative {
 		return e.validateNative(ctx, g, req) // its rules say which subresources it checks
 	}
 	if req.SubResource != "" {
 		return skipAll(g, "subresource "+req.SubResource+" is not checked")
 	}
-	if g.Action == policy.ActionMutate {
-		if g.Policies[0].IsInjection() {
-			return e.mutate(g, req)
-		}
+	switch g.Kind {
+	case policy.GroupInjection:
+		return e.mutate(g, req)
+	case policy.GroupMutating:
 		return e.mutateObjects(ctx, g, req)
+	default:
+		return e.validate(ctx, g, req)
 	}
-	return e.validate(ctx, g, req)
 }
 
 // matching splits the group's policies into those that concern the request
@@ -129,15 +121,7 @@ func (e *Engine) matching(g *policy.Group, req *admission.Request, labels, oldLa
 
 // namespace returns the request's namespace object when the engine knows
 // namespaces, nil otherwise or for cluster-scoped requests.
-func (e *Engine) namespace(name string) *corev1.Namespace {
-	if e.namespaces == nil || name == "" {
-		return nil
-	}
-	if ns, ok := e.namespaces(name); ok {
-		return ns
-	}
-	return NamespaceOf(name, nil)
-}
+func (e *Engine) namespace(name string) *corev1.Namespace { return e.namespaces.Lookup(name) }
 
 func names(ps []*policy.Policy) []string {
 	out := make([]string, len(ps))

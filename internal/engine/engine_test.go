@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	jsonpatch5 "github.com/evanphx/json-patch/v5"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/jsonpatch"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -33,17 +33,16 @@ func captured(t *testing.T, name string) *admission.Request {
 func edit(t *testing.T, req *admission.Request, f func(obj map[string]any)) *admission.Request {
 	t.Helper()
 	var obj map[string]any
-	if err := json.Unmarshal(req.Object, &obj); err != nil {
+	if err := json.Unmarshal(req.Object(), &obj); err != nil {
 		t.Fatal(err)
 	}
 	f(obj)
 	out := *req
-	// The decoder's reading of the old bytes no longer holds.
-	out.ObjectMeta, out.ShapeError = nil, nil
-	var err error
-	if out.Object, err = json.Marshal(obj); err != nil {
+	b, err := json.Marshal(obj)
+	if err != nil {
 		t.Fatal(err)
 	}
+	out.SetObject(b)
 	return &out
 }
 
@@ -154,8 +153,8 @@ func TestMutate(t *testing.T) {
 			if !tt.wantPatch {
 				return
 			}
-			pod := applyTo(t, tt.req.Object, resp.Patch)
-			before := applyTo(t, tt.req.Object, nil)
+			pod := applyTo(t, tt.req.Object(), resp.Patch)
+			before := applyTo(t, tt.req.Object(), nil)
 			cs := pod.Spec.Containers
 			if len(cs) != len(before.Spec.Containers)+1 || cs[len(cs)-1].Name != "sidecar-nginx" {
 				t.Errorf("containers after patch: %d, want the pod's %d and sidecar-nginx last", len(cs), len(before.Spec.Containers))
@@ -167,19 +166,11 @@ func TestMutate(t *testing.T) {
 	}
 }
 
-func applyTo(t *testing.T, object []byte, patch any) *corev1.Pod {
+func applyTo(t *testing.T, object []byte, patch jsonpatch.Patch) *corev1.Pod {
 	t.Helper()
-	ops, _ := json.Marshal(patch)
-	if string(ops) == "null" {
-		ops = []byte("[]")
-	}
-	p, err := jsonpatch5.DecodePatch(ops)
+	out, err := jsonpatch.Apply(object, patch)
 	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := p.Apply(object)
-	if err != nil {
-		t.Fatalf("patch does not apply: %v\n%s", err, ops)
+		t.Fatalf("%v\n%v", err, patch)
 	}
 	var pod corev1.Pod
 	if err := json.Unmarshal(out, &pod); err != nil {

@@ -31,7 +31,7 @@ func newInput(req *admission.Request) (*input, error) {
 		return nil, err
 	}
 	in := &input{meta: m, labels: m.Labels}
-	if len(req.Object) > 0 && old != nil {
+	if len(req.Object()) > 0 && old != nil {
 		in.oldLabels = old.Labels
 		if in.oldLabels == nil {
 			in.oldLabels = map[string]string{}
@@ -45,9 +45,9 @@ func (in *input) decode(req *admission.Request) error {
 		return in.decodeErr
 	}
 	in.decoded = true
-	in.obj, in.decodeErr = cel.RuntimeObject(req.Object)
+	in.obj, in.decodeErr = cel.RuntimeObject(req.Object())
 	if in.decodeErr == nil {
-		in.oldObj, in.decodeErr = cel.RuntimeObject(req.OldObject)
+		in.oldObj, in.decodeErr = cel.RuntimeObject(req.OldObject())
 	}
 	return in.decodeErr
 }
@@ -68,7 +68,7 @@ func (in *input) cel(req *admission.Request, ns *corev1.Namespace) (*cel.Input, 
 func (in *input) celFor(req *admission.Request, obj runtime.Object, ns *corev1.Namespace) (*cel.Input, error) {
 	if !in.decoded {
 		in.decoded = true
-		in.oldObj, in.decodeErr = cel.RuntimeObject(req.OldObject)
+		in.oldObj, in.decodeErr = cel.RuntimeObject(req.OldObject())
 	}
 	if in.decodeErr != nil {
 		return nil, in.decodeErr

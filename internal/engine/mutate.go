@@ -20,7 +20,7 @@ func (e *Engine) mutate(g *policy.Group, req *admission.Request) Evaluation {
 	if err != nil {
 		return errorAll(g, admission.BadRequest(err))
 	}
-	pod, err := inject.PodFromEncodedJSON(req.Object)
+	pod, err := inject.PodFromEncodedJSON(req.Object())
 	if err != nil {
 		return errorAll(g, admission.BadRequest(err))
 	}
@@ -31,7 +31,7 @@ func (e *Engine) mutate(g *policy.Group, req *admission.Request) Evaluation {
 	if pod.OptsOut() { // only then do namespace labels matter
 		ns := e.namespace(req.Namespace)
 		if ns == nil {
-			ns = NamespaceOf(req.Namespace, nil)
+			ns = policy.NamespaceOf(req.Namespace, nil)
 		}
 		params.NamespaceLabels = ns.Labels
 	}

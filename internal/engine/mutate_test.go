@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/jsonpatch"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -25,12 +26,12 @@ func mutateEngine(t *testing.T) *Engine {
 // apiserver does; it returns the final object and the warnings.
 func review(t *testing.T, e *Engine, req *admission.Request) (map[string]any, []string, int) {
 	t.Helper()
-	doc := req.Object
+	doc := req.Object()
 	var warnings []string
 	ops := 0
 	for _, g := range e.Set().Groups {
 		r := *req
-		r.Object = doc
+		r.SetObject(doc)
 		resp := e.Review(context.Background(), g, &r)
 		if !resp.Allowed {
 			t.Fatalf("%s denied: %s", g.ID, resp.Message)
@@ -38,7 +39,7 @@ func review(t *testing.T, e *Engine, req *admission.Request) (map[string]any, []
 		warnings = append(warnings, resp.Warnings...)
 		if len(resp.Patch) > 0 {
 			var err error
-			if doc, err = apply(doc, resp.Patch); err != nil {
+			if doc, err = jsonpatch.Apply(doc, resp.Patch); err != nil {
 				t.Fatalf("%s: %v", g.ID, err)
 			}
 			ops += len(resp.Patch)
@@ -85,7 +86,7 @@ func TestMutations(t *testing.T) {
 	t.Run("idempotent", func(t *testing.T) {
 		again, _ := json.Marshal(out)
 		r := *req
-		r.Object = again
+		r.SetObject(again)
 		if _, _, ops := review(t, e, &r); ops != 0 {
 			t.Errorf("a second pass patched %d operations", ops)
 		}

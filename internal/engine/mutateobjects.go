@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	jsonpatch5 "github.com/evanphx/json-patch/v5"
 	gomodulesjsonpatch "gomodules.xyz/jsonpatch/v2"
 	corev1 "k8s.io/api/core/v1"
 
@@ -26,12 +25,12 @@ func (e *Engine) mutateObjects(ctx context.Context, g *policy.Group, req *admiss
 	if err != nil {
 		return errorAll(g, admission.BadRequest(err))
 	}
-	if len(req.Object) == 0 {
+	if len(req.Object()) == 0 {
 		return skipAll(g, "mutations apply to objects being created or updated")
 	}
 	policies, results := e.matching(g, req, in.labels, in.oldLabels)
 	ns := e.namespace(req.Namespace)
-	doc := req.Object
+	doc := req.Object()
 	var all jsonpatch.Patch
 	var warnings, applied, denials []string
 	for _, p := range policies {
@@ -40,7 +39,7 @@ func (e *Engine) mutateObjects(ctx context.Context, g *policy.Group, req *admiss
 		switch {
 		case err != nil && p.Spec.FailurePolicy == policy.Ignore:
 			r.Outcome, r.Message = Warn, fmt.Sprintf("not applied (failurePolicy Ignore): %v", err)
-			warnings = append(warnings, bound(fmt.Sprintf("tollgate: policy %s not applied: %v", p.Name(), err), MaxWarningLength))
+			warnings = append(warnings, fmt.Sprintf("tollgate: policy %s not applied: %v", p.Name(), err))
 		case err != nil:
 			r.Outcome, r.Message = Fail, fmt.Sprintf("policy %s could not mutate %s %q: %v", p.Name(), strings.ToLower(req.Kind.Kind), req.Name, err)
 			denials = append(denials, r.Message)
@@ -76,7 +75,7 @@ func (e *Engine) mutateOne(ctx context.Context, p *policy.Policy, req *admission
 	next := doc
 	if len(ops) > 0 {
 		var err error
-		if next, err = apply(doc, ops); err != nil {
+		if next, err = jsonpatch.Apply(doc, ops); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -85,9 +84,7 @@ func (e *Engine) mutateOne(ctx context.Context, p *policy.Policy, req *admission
 		if err != nil {
 			return nil, nil, err
 		}
-		sub := *req
-		sub.Object = next
-		in, err := (&input{}).celFor(&sub, cur, ns)
+		in, err := (&input{}).celFor(req, cur, ns) // cur is the object; req gives the rest
 		if err != nil {
 			return nil, nil, err
 		}
@@ -117,7 +114,7 @@ func (e *Engine) mutateOne(ctx context.Context, p *policy.Policy, req *admission
 			ops = append(ops, op)
 		}
 		if len(diff) > 0 {
-			if next, err = apply(next, ops[len(ops)-len(diff):]); err != nil {
+			if next, err = jsonpatch.Apply(next, ops[len(ops)-len(diff):]); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -151,20 +148,4 @@ func mapOps(field string, meta map[string]any, want map[string]string, overwrite
 		ops = append(ops, jsonpatch.Add(jsonpatch.Pointer("metadata", field, k), v))
 	}
 	return ops
-}
-
-func apply(doc []byte, ops jsonpatch.Patch) ([]byte, error) {
-	raw, err := json.Marshal(ops)
-	if err != nil {
-		return nil, err
-	}
-	p, err := jsonpatch5.DecodePatch(raw)
-	if err != nil {
-		return nil, err
-	}
-	out, err := p.Apply(doc)
-	if err != nil {
-		return nil, fmt.Errorf("the patch does not apply: %w", err)
-	}
-	return out, nil
 }

@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 	"github.com/tollgate-dev/tollgate/internal/vap"
@@ -14,7 +12,7 @@ import (
 // group) as the apiserver would.
 func (e *Engine) validateNative(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
 	p := g.Policies[0]
-	out, err := vap.Evaluate(ctx, p.Native, req, func(name string) *corev1.Namespace { return e.namespace(name) })
+	out, err := vap.Evaluate(ctx, p.Native, req, e.namespaces)
 	if err != nil {
 		return errorAll(g, admission.BadRequest(err))
 	}

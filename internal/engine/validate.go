@@ -10,12 +10,9 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 	"github.com/tollgate-dev/tollgate/internal/validation"
+	"github.com/tollgate-dev/tollgate/internal/vap"
 	corev1 "k8s.io/api/core/v1"
 )
-
-// MaxWarningLength bounds each warning: the apiserver shows warnings as
-// HTTP 299 headers, and kubectl prints them on one line.
-const MaxWarningLength = 120
 
 // verdict is what one policy found in one request.
 type verdict struct {
@@ -54,14 +51,14 @@ func (e *Engine) validate(ctx context.Context, g *policy.Group, req *admission.R
 			switch p.Spec.Validate.Action {
 			case policy.Warn:
 				r.Outcome, r.Message = Warn, msg
-				warnings = append(warnings, bound(p.Name()+": "+strings.Join(v.problems, "; "), MaxWarningLength))
+				warnings = append(warnings, p.Name()+": "+strings.Join(v.problems, "; "))
 			case policy.Audit:
 				r.Outcome, r.Message = Warn, "audit: "+msg
 				audit[auditKey(p.Name())] = msg
 			default:
 				r.Outcome, r.Message = Fail, msg
 				denials = append(denials, msg)
-				code = firstCode(code, codeOf(v.reason))
+				code = firstCode(code, vap.StatusCode(v.reason))
 			}
 		}
 		results = append(results, r)
@@ -120,24 +117,12 @@ func (e *Engine) judge(ctx context.Context, p *policy.Policy, req *admission.Req
 				problems = []string{rules.Message}
 			}
 			v.problems = append(v.problems, problems...)
+			if v.reason == "" {
+				v.reason = "Forbidden" // a label rule has no reason of its own
+			}
 		}
 	}
 	return subject, v
-}
-
-// codeOf maps a rule's reason to the HTTP status a ValidatingAdmissionPolicy
-// would answer with; label rules and unknown reasons are Forbidden.
-func codeOf(reason string) int32 {
-	switch reason {
-	case "Invalid":
-		return http.StatusUnprocessableEntity
-	case "Unauthorized":
-		return http.StatusUnauthorized
-	case "RequestEntityTooLarge":
-		return http.StatusRequestEntityTooLarge
-	default:
-		return http.StatusForbidden
-	}
 }
 
 func reasonName(code int32) string {
@@ -159,20 +144,6 @@ func firstCode(cur, next int32) int32 {
 	}
 	return next
 }
-
-// bound cuts s to n bytes at a rune boundary, marking the cut.
-func bound(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("...")
-	for cut > 0 && !utf8RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // auditKey is a valid audit annotation key for a policy: at most 63 bytes.
 func auditKey(name string) string {

@@ -14,12 +14,47 @@ const (
 	ActionMutate   Action = "mutate"
 )
 
-// Group is a set of policies with the same action, match and failure policy.
+// GroupKind is what a group's policies are, and so how the engine runs them.
+type GroupKind string
+
+// The kinds of groups. Policies of different kinds never share a group.
+const (
+	GroupValidating GroupKind = "validating" // label rules and CEL expressions
+	GroupMutating   GroupKind = "mutating"   // labels, annotations and CEL patches
+	GroupInjection  GroupKind = "injection"  // containers, volumes, ... into Pods
+	GroupNative     GroupKind = "native"     // one ValidatingAdmissionPolicy, alone in its group
+)
+
+// Action is the webhook a group of this kind is registered as.
+func (k GroupKind) Action() Action {
+	if k == GroupMutating || k == GroupInjection {
+		return ActionMutate
+	}
+	return ActionValidate
+}
+
+// kindOf is the kind of group p belongs in.
+func kindOf(p *Policy) GroupKind {
+	switch {
+	case p.Native != nil:
+		return GroupNative
+	case p.IsInjection():
+		return GroupInjection
+	case p.IsMutation():
+		return GroupMutating
+	default:
+		return GroupValidating
+	}
+}
+
+// Group is a set of policies with the same kind, match and failure policy.
 // It becomes one webhook entry, so the apiserver calls tollgate once per
 // distinct selector rather than once per policy, and one path on the server.
 type Group struct {
 	// ID is the name of the group's first policy; it names the path and the webhook.
-	ID            string
+	ID   string
+	Kind GroupKind
+	// Action is Kind.Action(): which webhook configuration the group is in.
 	Action        Action
 	Match         Match
 	FailurePolicy FailurePolicy
@@ -36,14 +71,11 @@ func groupPolicies(policies []*Policy) []*Group {
 	var groups []*Group
 	byKey := map[string]*Group{}
 	for _, p := range policies {
-		action := ActionValidate
-		if p.IsInjection() || p.IsMutation() {
-			action = ActionMutate
-		}
-		key := groupKey(action, p)
+		kind := kindOf(p)
+		key := groupKey(kind, p)
 		g, ok := byKey[key]
 		if !ok {
-			g = &Group{ID: p.Name(), Action: action, Match: p.Spec.Match, FailurePolicy: p.Spec.FailurePolicy}
+			g = &Group{ID: p.Name(), Kind: kind, Action: kind.Action(), Match: p.Spec.Match, FailurePolicy: p.Spec.FailurePolicy}
 			byKey[key] = g
 			groups = append(groups, g)
 		}
@@ -54,8 +86,8 @@ func groupPolicies(policies []*Policy) []*Group {
 
 // groupKey is equal for policies that can share a webhook entry. Lists are
 // compared as sets: [CREATE, UPDATE] and [UPDATE, CREATE] are the same match.
-func groupKey(action Action, p *Policy) string {
-	if p.Native != nil {
+func groupKey(kind GroupKind, p *Policy) string {
+	if kind == GroupNative {
 		return "native:" + p.Name() // a ValidatingAdmissionPolicy has a webhook of its own
 	}
 	m := p.Spec.Match
@@ -65,11 +97,10 @@ func groupKey(action Action, p *Policy) string {
 	// Injection and other mutations never share a webhook: the engine runs
 	// them differently.
 	b, _ := json.Marshal(struct {
-		A Action
-		I bool
+		K GroupKind
 		M Match
 		F FailurePolicy
-	}{action, p.IsInjection(), m, p.Spec.FailurePolicy})
+	}{kind, m, p.Spec.FailurePolicy})
 	return string(b)
 }
 

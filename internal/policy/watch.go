@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // Watcher reloads the policies at a path when the content of its files
@@ -26,34 +28,25 @@ type Watcher struct {
 func (w *Watcher) Run(ctx context.Context) {
 	last, _ := fingerprint(w.Path)
 	pending := last
-	t := time.NewTicker(w.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	_ = wait.PollUntilContextCancel(ctx, w.Interval, false, func(context.Context) (bool, error) {
 		fp, err := fingerprint(w.Path)
-		if fp != pending {
+		switch {
+		case fp != pending:
 			pending = fp // changed since the last look: wait until it holds still
-			continue
-		}
-		if fp == last {
-			continue
-		}
-		last = fp
-		if err != nil {
+		case fp == last:
+		case err != nil:
+			last = fp
 			w.OnError(err)
-			continue
+		default:
+			last = fp
+			if set, err := LoadPath(w.Path); err != nil {
+				w.OnError(err)
+			} else {
+				w.OnLoad(set)
+			}
 		}
-		set, err := LoadPath(w.Path)
-		if err != nil {
-			w.OnError(err)
-			continue
-		}
-		w.OnLoad(set)
-	}
+		return false, nil // until ctx ends
+	})
 }
 
 // fingerprint hashes the names and contents of the policy files at path.

@@ -132,8 +132,8 @@ func mutatingWebhook(g *policy.Group, o *Options) admissionregistrationv1.Mutati
 }
 
 func validatingWebhook(g *policy.Group, o *Options) admissionregistrationv1.ValidatingWebhook {
-	if n := g.Policies[0].Native; n != nil {
-		return nativeWebhook(g, n, o)
+	if g.Kind == policy.GroupNative {
+		return nativeWebhook(g, g.Policies[0].Native, o)
 	}
 	failure := admissionregistrationv1.FailurePolicyType(g.FailurePolicy)
 	match := admissionregistrationv1.Equivalent

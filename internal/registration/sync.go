@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -63,16 +65,15 @@ func (s *Syncer) Run(ctx context.Context, kick <-chan struct{}) {
 	_, _ = factory.Admissionregistration().V1().ValidatingWebhookConfigurations().Informer().AddEventHandler(handler)
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
-	t := time.NewTicker(s.Resync)
-	defer t.Stop()
-	poke()
+	var resync sync.WaitGroup
+	defer resync.Wait()
+	resync.Go(func() { wait.UntilWithContext(ctx, func(context.Context) { poke() }, s.Resync) }) // at once, then every Resync
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-events:
 		case <-kick:
-		case <-t.C:
 		}
 		if err := s.Apply(ctx); err != nil && ctx.Err() == nil {
 			s.Log.Error("webhook configurations not applied", slog.Any("error", err))

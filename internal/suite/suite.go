@@ -143,7 +143,7 @@ func (s *Suite) Run(ctx context.Context) ([]Check, error) {
 	}
 	eng := engine.New(set, engine.Options{Namespaces: func(ns string) (*corev1.Namespace, bool) {
 		l, ok := s.Namespaces[ns]
-		return engine.NamespaceOf(ns, l), ok
+		return policy.NamespaceOf(ns, l), ok
 	}})
 	findings := check.Run(ctx, eng, objs, check.Options{Operation: operation(s.Operation)})
 	byResource := map[string][]*check.Finding{}

@@ -11,11 +11,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission"
@@ -29,9 +27,6 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
-
-// Namespaces returns a namespace by name (nil when unknown).
-type Namespaces func(name string) *corev1.Namespace
 
 // Outcome is what a ValidatingAdmissionPolicy made of a request.
 type Outcome struct {
@@ -51,12 +46,14 @@ type Outcome struct {
 var objectInterfaces = admission.NewObjectInterfacesFromScheme(runtime.NewScheme())
 
 // Evaluate runs one native policy on a request.
-func Evaluate(ctx context.Context, n *policy.Native, req *tgadmission.Request, namespaces Namespaces) (Outcome, error) {
-	obj, err := cel.RuntimeObject(req.Object)
+// namespaces says what it knows of namespaces; nil when nothing (a namespace
+// then has only the label kubernetes.io/metadata.name).
+func Evaluate(ctx context.Context, n *policy.Native, req *tgadmission.Request, namespaces policy.Namespaces) (Outcome, error) {
+	obj, err := cel.RuntimeObject(req.Object())
 	if err != nil {
 		return Outcome{}, err
 	}
-	old, err := cel.RuntimeObject(req.OldObject)
+	old, err := cel.RuntimeObject(req.OldObject())
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -88,7 +85,7 @@ func Evaluate(ctx context.Context, n *policy.Native, req *tgadmission.Request, n
 	out.Matched = true
 	var ns *corev1.Namespace
 	if req.Namespace != "" && !(req.Kind.Kind == "Namespace" && req.Kind.Group == "" && req.Kind.Version == "v1") {
-		ns = namespaces(req.Namespace)
+		ns = namespaces.Lookup(req.Namespace)
 	}
 	va := &admission.VersionedAttributes{Attributes: attrs, VersionedKind: kind,
 		VersionedObject: admission.NewLazyObject(obj), VersionedOldObject: admission.NewLazyObject(old)}
@@ -169,25 +166,12 @@ func (o Outcome) finish(def *admissionregistrationv1.ValidatingAdmissionPolicy, 
 	if o.Reason == "" {
 		o.Reason = "Invalid"
 	}
-	o.Code = codeOf(o.Reason)
+	o.Code = StatusCode(o.Reason)
 	return o
 }
 
-func codeOf(reason string) int32 {
-	switch reason {
-	case "Unauthorized":
-		return http.StatusUnauthorized
-	case "Forbidden":
-		return http.StatusForbidden
-	case "RequestEntityTooLarge":
-		return http.StatusRequestEntityTooLarge
-	default:
-		return http.StatusUnprocessableEntity
-	}
-}
-
 // lister adapts Namespaces to the NamespaceLister the matcher reads.
-type lister Namespaces
+type lister policy.Namespaces
 
 func (l lister) List(labels.Selector) ([]*corev1.Namespace, error) {
 	return nil, errors.New("not supported")
@@ -197,10 +181,10 @@ func (l lister) List(labels.Selector) ([]*corev1.Namespace, error) {
 // namespace tollgate does not know has, as every namespace, the label
 // kubernetes.io/metadata.name.
 func (l lister) Get(name string) (*corev1.Namespace, error) {
-	if ns := l(name); ns != nil {
+	if ns := policy.Namespaces(l).Lookup(name); ns != nil {
 		return ns, nil
 	}
-	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/metadata.name": name}}}, nil
+	return policy.NamespaceOf(name, nil), nil
 }
 
 var _ listersv1.NamespaceLister = lister(nil)

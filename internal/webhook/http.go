@@ -147,7 +147,7 @@ func Respond(ctx context.Context, h admission.Handler, body []byte, logger *slog
 		slog.String("user", req.UserInfo.Username),
 	)
 	if log.Enabled(ctx, slog.LevelDebug) {
-		log.Debug("review received", slog.String("object", string(req.Object)), slog.String("oldObject", string(req.OldObject)))
+		log.Debug("review received", slog.String("object", string(req.Object())), slog.String("oldObject", string(req.OldObject())))
 	}
 	resp, panicked := handle(admission.WithLogger(ctx, log), h, req)
 	out, err := admission.Encode(review.APIVersion, req.UID, resp)

@@ -1,0 +1,123 @@
+package admission
+
+import (
+	"fmt"
+
+	"github.com/tollgate-dev/tollgate/internal/jsonscan"
+	"github.com/valyala/fastjson"
+)
+
+// metas is what a request's objects' metadata read as, once.
+type metas struct {
+	object, oldObject *ObjectMeta
+	// err says why an object's metadata or spec could not be read.
+	err error
+}
+
+// readMetas reads the metadata of objects set by SetObjects. Unlike a
+// decoded review's, their bytes were not validated with the body, so each is
+// checked to be JSON first (the scan trusts it).
+func readMetas(object, oldObject []byte) *metas {
+	p := parsers.Get()
+	defer parsers.Put(p)
+	return metasOf(p, object, oldObject, false)
+}
+
+// metasOf reads the metadata of both objects (JSON already validated when
+// valid); an old object's error says it is the old object's.
+func metasOf(p *fastjson.Parser, object, oldObject []byte, valid bool) *metas {
+	m := &metas{}
+	m.object, m.err = objectMeta(p, object, valid)
+	var oldErr error
+	m.oldObject, oldErr = objectMeta(p, oldObject, valid)
+	if m.err == nil && oldErr != nil {
+		m.err = fmt.Errorf("oldObject: %w", oldErr)
+	}
+	return m
+}
+
+// objectMeta reads the metadata of an embedded object: nil when absent or
+// null. Only metadata and spec are parsed.
+func objectMeta(p *fastjson.Parser, raw []byte, valid bool) (*ObjectMeta, error) {
+	if !valid && len(raw) > 0 {
+		if err := ValidJSON(raw); err != nil {
+			return nil, fmt.Errorf("cannot read object: %w", err)
+		}
+	}
+	switch t := jsonscan.TypeOf(raw); t {
+	case fastjson.TypeNull:
+		return nil, nil
+	case fastjson.TypeObject:
+	default:
+		return nil, fmt.Errorf("cannot read object: want a JSON object, got %s", t)
+	}
+	// The spec, after the metadata as the apiserver writes objects, is
+	// only looked at, not skipped over.
+	f := jsonscan.OpenMembers(raw, "metadata", "spec")
+	meta, err := metaOf(p, f[0], f[1])
+	if err != nil {
+		return nil, fmt.Errorf("cannot read object: %w", err)
+	}
+	return meta, nil
+}
+
+// maxQuoteBytes bounds the part of a value an error message quotes.
+const maxQuoteBytes = 43
+
+// metaOf reads what every policy may need of any object, and checks its
+// shape is one Kubernetes could have sent: rawMeta and rawSpec are the JSON
+// of its metadata and spec (either may run on past its value).
+func metaOf(p *fastjson.Parser, rawMeta, rawSpec []byte) (*ObjectMeta, error) {
+	m := &ObjectMeta{}
+	switch t := jsonscan.TypeOf(rawMeta); t {
+	case fastjson.TypeNull:
+	case fastjson.TypeObject:
+		f := jsonscan.Members(rawMeta, "name", "generateName", "namespace", "labels")
+		for i, dst := range []*string{&m.Name, &m.GenerateName, &m.Namespace} {
+			switch t := jsonscan.TypeOf(f[i]); t {
+			case fastjson.TypeNull:
+			case fastjson.TypeString:
+				*dst = jsonscan.String(f[i])
+			default:
+				return nil, fmt.Errorf("metadata.%s must be a string, got %s", [...]string{"name", "generateName", "namespace"}[i], t)
+			}
+		}
+		labels, err := stringMap(p, f[3])
+		if err != nil {
+			return nil, err
+		}
+		m.Labels = labels
+	default:
+		return nil, fmt.Errorf("metadata must be an object, got %s", t)
+	}
+	if t := jsonscan.TypeOf(rawSpec); t != fastjson.TypeNull && t != fastjson.TypeObject {
+		return nil, fmt.Errorf("spec must be an object, got %s", Sanitize(string(jsonscan.Value(rawSpec)), maxQuoteBytes))
+	}
+	return m, nil
+}
+
+// stringMap reads metadata.labels: nil when absent or null, else an object
+// of strings.
+func stringMap(p *fastjson.Parser, raw []byte) (map[string]string, error) {
+	if jsonscan.TypeOf(raw) == fastjson.TypeNull {
+		return nil, nil
+	}
+	v := parse(p, raw)
+	if v == nil {
+		return nil, fmt.Errorf("metadata.labels must be an object of strings")
+	}
+	o, _ := v.Object()
+	m := make(map[string]string, o.Len())
+	var err error
+	o.Visit(func(k []byte, val *fastjson.Value) {
+		s, e := val.StringBytes()
+		if e != nil && err == nil {
+			err = fmt.Errorf("metadata.labels.%s must be a string, got %s", k, val.Type())
+		}
+		m[string(k)] = string(s)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
