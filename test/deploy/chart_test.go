@@ -15,6 +15,9 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 )
 
@@ -296,5 +299,60 @@ volumes:
 	}
 	if _, ok := objs["ServiceMonitor/tollgate-system/tollgate"]; !ok {
 		t.Error("no ServiceMonitor")
+	}
+}
+
+// TestChartNonDefaultValuesDecodeStrictly renders the chart with values other
+// than the defaults and decodes every Kubernetes object strictly into its Go
+// type (unknown or duplicate fields, wrong types fail). make e2e also has a
+// real apiserver accept them in a server-side dry run.
+func TestChartNonDefaultValuesDecodeStrictly(t *testing.T) {
+	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+	for name, values := range map[string][]string{
+		"cert-manager, existing ConfigMap, 5 replicas": {
+			"--set", "certificates.source=cert-manager", "--set", "policies.source=existingConfigMap",
+			"--set", "policies.existingConfigMap=my-policies", "--set", "replicas=5"},
+		"existing Secret, inline policies, scheduling": {
+			"--set", "certificates.source=existingSecret", "--set", "certificates.existingSecret=my-tls",
+			"--set", "policies.source=inline", "--set-file", `policies.inline.seed\.yaml=` + root + "/deploy/base/policies/seed-policies.yaml",
+			"--set", "nodeSelector.pool=system", "--set", "tolerations[0].key=dedicated", "--set", "tolerations[0].operator=Exists",
+			"--set", "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key=pool",
+			"--set", "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator=Exists",
+			"--set", "logLevel=debug", "--set", "metrics.port=9100", "--set", "priorityClassName=", "--set", "namespace.create=true",
+			"--set", "podAnnotations.a=b", "--set", "imagePullSecrets[0].name=registry"},
+		"embedded policies, no metrics, no PDB": {
+			"--set", "policies.source=embedded", "--set", "metrics.enabled=false", "--set", "podDisruptionBudget.enabled=false"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			args := append([]string{"template", "tollgate", chart, "--namespace", "tollgate-system"}, values...)
+			stream := run(t, helmBinary(t), args...)
+			kinds := map[string]int{}
+			for _, doc := range regexp.MustCompile(`(?m)^---.*$`).Split(string(stream), -1) {
+				j, err := yaml.YAMLToJSON([]byte(doc))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(j) == "null" {
+					continue
+				}
+				if strings.Contains(string(j), `"apiVersion":"cert-manager.io/`) || strings.Contains(string(j), `"apiVersion":"monitoring.coreos.com/`) {
+					kinds["(CRD)"]++
+					continue
+				}
+				obj, gvk, err := decoder.Decode(j, nil, nil)
+				if err != nil {
+					t.Errorf("%v\n%s", err, doc)
+					continue
+				}
+				kinds[gvk.Kind]++
+				if d, ok := obj.(*appsv1.Deployment); ok && strings.Contains(name, "5 replicas") && *d.Spec.Replicas != 5 {
+					t.Errorf("replicas %d", *d.Spec.Replicas)
+				}
+			}
+			if kinds["Deployment"] != 1 || kinds["ServiceAccount"] != 1 {
+				t.Errorf("objects: %v", kinds)
+			}
+			t.Logf("%v", kinds)
+		})
 	}
 }
