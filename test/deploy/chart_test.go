@@ -209,6 +209,7 @@ func compare(t *testing.T, want, got map[string]map[string]any) {
 // which a Helm release cannot own (helm install stores the release in it
 // first); namespace.create=true renders it too.
 func TestChartDefaultsRenderDeploy(t *testing.T) {
+	helmBinary(t)
 	want := kustomize(t, "deploy")
 	const ns = "Namespace/<nil>/tollgate-system"
 	if _, ok := want[ns]; !ok {
@@ -230,7 +231,16 @@ func TestChartDefaultsRenderDeploy(t *testing.T) {
 
 // certificates.source=cert-manager renders deploy/cert-manager.
 func TestChartCertManagerRendersOverlay(t *testing.T) {
+	helmBinary(t)
 	compare(t, kustomize(t, "deploy/cert-manager"), helmTemplate(t, "--set", "certificates.source=cert-manager", "--set", "namespace.create=true"))
+}
+
+// metrics.prometheusRule and metrics.grafanaDashboard render deploy/monitoring
+// (the chart's files/ hold copies).
+func TestChartMonitoringRendersDeployMonitoring(t *testing.T) {
+	helmBinary(t)
+	compare(t, kustomize(t, "deploy/monitoring"), helmTemplate(t, "--show-only", "templates/monitoring.yaml",
+		"--set", "metrics.prometheusRule.enabled=true", "--set", "metrics.grafanaDashboard.enabled=true"))
 }
 
 // values.schema.json turns a typo into an error.
