@@ -35,7 +35,12 @@ VULN := $(CACHE_DIR)/vuln/$(VULN_KEY)
 LINT_KEY := $(shell cat hack/lint/go.mod hack/lint/go.sum | sha256sum | cut -c1-12)
 LINT := $(CACHE_DIR)/lint/$(LINT_KEY)
 
-.PHONY: run build test unit pod-security e2e control-plane lint clean bench fuzz-short vulncheck soak
+# helm, pinned in hack/helm/go.mod, cached like govulncheck.
+HELM_KEY := $(shell cat hack/helm/go.mod hack/helm/go.sum | sha256sum | cut -c1-12)
+HELM := $(CACHE_DIR)/helm/$(HELM_KEY)
+HELM_VERSION := $(shell awk '$$1=="require" && $$2=="helm.sh/helm/v3"{print $$3; exit}' hack/helm/go.mod)
+
+.PHONY: run build test unit pod-security e2e control-plane lint clean bench fuzz-short vulncheck soak chart e2e-chart
 .DEFAULT_GOAL := build
 
 run: ## Serve on :8443 with the embedded defaults and a self-signed certificate.
@@ -44,7 +49,7 @@ run: ## Serve on :8443 with the embedded defaults and a self-signed certificate.
 build:
 	$(GO) build -o bin/tollgate ./cmd/tollgate
 
-test: lint vulncheck unit pod-security fuzz-short e2e ## Every test: static checks, known vulnerabilities, unit tests, short fuzzing, end-to-end against a real apiserver.
+test: lint chart vulncheck unit pod-security fuzz-short e2e ## Every test: static checks, known vulnerabilities, unit tests, short fuzzing, end-to-end against a real apiserver.
 
 # A count, not a duration: a duration ends with a deadline that can catch a
 # worker mid-input and fail the run with "context deadline exceeded".
@@ -93,6 +98,19 @@ $(VULN)/db/index/db.json:
 	$(VULN)/indexdb -vulns "$$($(GO) -C hack/vuln list -m -f '{{.Dir}}' golang.org/x/vulndb)/data/osv" -out $(VULN)/db.tmp
 	rm -rf $(VULN)/db && mv $(VULN)/db.tmp $(VULN)/db
 
+# The Helm chart: helm lint --strict, then test/deploy renders it and deploy/
+# (kubectl kustomize) and compares every object field by field, Helm's labels
+# aside; and checks the dashboard's and alerts' metric names against what
+# tollgate exports.
+chart: $(HELM)/helm ## Lint the Helm chart and check it renders what deploy/ does.
+	$(HELM)/helm lint --strict deploy/helm/tollgate
+	TOLLGATE_HELM=$(HELM)/helm $(GO) test -count=1 ./test/deploy
+
+$(HELM)/helm:
+	mkdir -p $(HELM)
+	$(GO) -C hack/helm build -ldflags "-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION)" -o $@.tmp helm.sh/helm/v3/cmd/helm
+	mv $@.tmp $@
+
 unit:
 	$(GO) test -race -count=1 ./...
 
@@ -103,8 +121,13 @@ PSS_GENERATED ?= 10000
 pod-security: ## The library's Pod Security policies decided as k8s.io/pod-security-admission decides, Pod by Pod.
 	$(GO) test -count=1 -run 'TestPodSecurity' ./policies -v -pss.generated $(PSS_GENERATED)
 
-e2e: control-plane
-	KUBEBUILDER_ASSETS=$(ASSETS) $(GO) test -tags e2e -count=1 -timeout 20m -p 1 -v ./test/e2e/... 2>&1 | tee e2e.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:'
+e2e: control-plane $(HELM)/helm
+	KUBEBUILDER_ASSETS=$(ASSETS) TOLLGATE_HELM=$(HELM)/helm $(GO) test -tags e2e -count=1 -timeout 20m -p 1 -v ./test/e2e/... 2>&1 | tee e2e.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:'
+
+# test/e2e/incluster once more, installed from the Helm chart (helm template,
+# applied server-side) instead of kubectl apply -k deploy/.
+e2e-chart: control-plane $(HELM)/helm ## The in-cluster end-to-end tests with tollgate installed from the Helm chart.
+	KUBEBUILDER_ASSETS=$(ASSETS) TOLLGATE_HELM=$(HELM)/helm TOLLGATE_E2E_INSTALL=chart $(GO) test -tags e2e -count=1 -timeout 20m -p 1 -v ./test/e2e/incluster 2>&1 | tee e2e-chart.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:'
 
 bench: control-plane ## Load benchmark side by side with a floor and a typed webhook; writes bench-results.md.
 	KUBEBUILDER_ASSETS=$(ASSETS) $(GO) -C hack/bench run . -root ../.. | tee bench-results.md
@@ -129,4 +152,4 @@ $(ASSETS)/etcd:
 	mv $(ASSETS)/etcd.tmp $@
 
 clean:
-	rm -rf bin e2e.log bench-results.md soak-results.md
+	rm -rf bin e2e.log e2e-chart.log bench-results.md soak-results.md

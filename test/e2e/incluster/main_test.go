@@ -109,13 +109,12 @@ func setUp(host string, caData []byte) error {
 	if env.bin, err = framework.BuildTollgate(env.work); err != nil {
 		return err
 	}
-	// deploy/ as a user applies it: server-side, every object.
-	apply := exec.Command("kubectl", "--kubeconfig", env.adminKubeconfig, "apply", "--server-side", "-k", filepath.Join(framework.RepoRoot(), "deploy"))
-	out, err := apply.CombinedOutput()
+	// deploy/ (or the Helm chart) as a user applies it: server-side, every object.
+	out, what, err := install()
 	if err != nil {
-		return fmt.Errorf("kubectl apply --server-side -k deploy/: %v\n%s", err, out)
+		return fmt.Errorf("%s: %v\n%s", what, err, out)
 	}
-	fmt.Fprintf(os.Stderr, "kubectl apply --server-side -k deploy/:\n%s", out)
+	fmt.Fprintf(os.Stderr, "%s:\n%s", what, out)
 	if err := saKubeconfig(host, caData); err != nil {
 		return err
 	}

@@ -1,0 +1,368 @@
+// Package deploy checks what deploy/ ships besides the kustomize base: that
+// the Helm chart renders the same objects as the base, and that the Grafana
+// dashboard and the alerts use only metrics tollgate exports.
+package deploy
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/yaml"
+)
+
+// root is the repository, from this package's directory.
+const root = "../.."
+
+const chart = root + "/deploy/helm/tollgate"
+
+// helmLabels are the labels the chart adds to every object and Pod template
+// on top of deploy/'s; the comparison ignores them and nothing else.
+var helmLabels = map[string]bool{
+	"helm.sh/chart":                true,
+	"app.kubernetes.io/managed-by": true,
+	"app.kubernetes.io/instance":   true,
+	"app.kubernetes.io/version":    true,
+	"app.kubernetes.io/part-of":    true,
+	"app.kubernetes.io/component":  true,
+}
+
+func helmBinary(t *testing.T) string {
+	t.Helper()
+	h := os.Getenv("TOLLGATE_HELM")
+	if h == "" {
+		t.Skip("TOLLGATE_HELM is unset: make chart builds the helm pinned in hack/helm/go.mod and sets it")
+	}
+	return h
+}
+
+func run(t *testing.T, name string, args ...string) []byte {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(name, args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.Bytes())
+	}
+	return out
+}
+
+// kustomize renders a kustomization with kubectl, as kubectl apply -k does.
+// The ConfigMap generator's content hash is taken off the name, for Helm
+// names the ConfigMap plainly (a running tollgate reloads it, no rollout).
+func kustomize(t *testing.T, dir string) map[string]map[string]any {
+	t.Helper()
+	out := run(t, "kubectl", "kustomize", filepath.Join(root, dir))
+	out = regexp.MustCompile(`\btollgate-policies-[a-z0-9]{10}\b`).ReplaceAll(out, []byte("tollgate-policies"))
+	return objects(t, out)
+}
+
+func helmTemplate(t *testing.T, args ...string) map[string]map[string]any {
+	t.Helper()
+	args = append([]string{"template", "tollgate", chart, "--namespace", "tollgate-system"}, args...)
+	return objects(t, run(t, helmBinary(t), args...))
+}
+
+// objects parses a YAML stream into objects by kind/namespace/name, Helm's
+// labels taken off.
+func objects(t *testing.T, stream []byte) map[string]map[string]any {
+	t.Helper()
+	objs := map[string]map[string]any{}
+	for _, doc := range regexp.MustCompile(`(?m)^---.*$`).Split(string(stream), -1) {
+		var o map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
+			t.Fatalf("parsing %q: %v", doc, err)
+		}
+		if o == nil {
+			continue
+		}
+		md, _ := o["metadata"].(map[string]any)
+		key := fmt.Sprintf("%v/%v/%v", o["kind"], md["namespace"], md["name"])
+		if _, dup := objs[key]; dup {
+			t.Fatalf("%s twice", key)
+		}
+		dropHelmLabels(o)
+		objs[key] = o
+	}
+	if len(objs) == 0 {
+		t.Fatalf("no objects in:\n%s", stream)
+	}
+	return objs
+}
+
+// dropHelmLabels removes helmLabels from metadata.labels, at the top and in
+// Pod templates; an emptied labels map goes too.
+func dropHelmLabels(v any) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		if l, ok := v.([]any); ok {
+			for _, e := range l {
+				dropHelmLabels(e)
+			}
+		}
+		return
+	}
+	if md, ok := m["metadata"].(map[string]any); ok {
+		if labels, ok := md["labels"].(map[string]any); ok {
+			for k := range labels {
+				if helmLabels[k] {
+					delete(labels, k)
+				}
+			}
+			if len(labels) == 0 {
+				delete(md, "labels")
+			}
+		}
+	}
+	for _, e := range m {
+		dropHelmLabels(e)
+	}
+}
+
+// diff lists every path at which a and b differ.
+func diff(path string, a, b any) []string {
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if aok && bok {
+		var out []string
+		keys := map[string]bool{}
+		for k := range am {
+			keys[k] = true
+		}
+		for k := range bm {
+			keys[k] = true
+		}
+		sorted := make([]string, 0, len(keys))
+		for k := range keys {
+			sorted = append(sorted, k)
+		}
+		sort.Strings(sorted)
+		for _, k := range sorted {
+			out = append(out, diff(path+"."+k, am[k], bm[k])...)
+		}
+		return out
+	}
+	al, aok := a.([]any)
+	bl, bok := b.([]any)
+	if aok && bok && len(al) == len(bl) {
+		var out []string
+		for i := range al {
+			out = append(out, diff(fmt.Sprintf("%s[%d]", path, i), al[i], bl[i])...)
+		}
+		return out
+	}
+	if reflect.DeepEqual(a, b) {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s: kustomize %s, helm %s", path, show(a), show(b))}
+}
+
+func show(v any) string {
+	if v == nil {
+		return "(absent)"
+	}
+	j, _ := yaml.Marshal(v)
+	return strings.TrimSpace(string(j))
+}
+
+// compare fails on any object only one side has and on any field that differs.
+func compare(t *testing.T, want, got map[string]map[string]any) {
+	t.Helper()
+	var keys []string
+	for k := range want {
+		keys = append(keys, k)
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		w, inW := want[k]
+		g, inG := got[k]
+		switch {
+		case !inG:
+			t.Errorf("%s: rendered by kustomize, not by the chart", k)
+		case !inW:
+			t.Errorf("%s: rendered by the chart, not by kustomize", k)
+		default:
+			for _, d := range diff("", w, g) {
+				t.Errorf("%s: %s", k, d)
+			}
+		}
+	}
+}
+
+// With its default values the chart renders deploy/ less the Namespace,
+// which a Helm release cannot own (helm install stores the release in it
+// first); namespace.create=true renders it too.
+func TestChartDefaultsRenderDeploy(t *testing.T) {
+	helmBinary(t)
+	want := kustomize(t, "deploy")
+	const ns = "Namespace/<nil>/tollgate-system"
+	if _, ok := want[ns]; !ok {
+		t.Fatalf("deploy/ has no %s", ns)
+	}
+	t.Run("defaults", func(t *testing.T) {
+		w := map[string]map[string]any{}
+		for k, v := range want {
+			if k != ns {
+				w[k] = v
+			}
+		}
+		compare(t, w, helmTemplate(t))
+	})
+	t.Run("namespace.create", func(t *testing.T) {
+		compare(t, want, helmTemplate(t, "--set", "namespace.create=true"))
+	})
+}
+
+// certificates.source=cert-manager renders deploy/cert-manager.
+func TestChartCertManagerRendersOverlay(t *testing.T) {
+	helmBinary(t)
+	compare(t, kustomize(t, "deploy/cert-manager"), helmTemplate(t, "--set", "certificates.source=cert-manager", "--set", "namespace.create=true"))
+}
+
+// metrics.prometheusRule and metrics.grafanaDashboard render deploy/monitoring
+// (the chart's files/ hold copies).
+func TestChartMonitoringRendersDeployMonitoring(t *testing.T) {
+	helmBinary(t)
+	compare(t, kustomize(t, "deploy/monitoring"), helmTemplate(t, "--show-only", "templates/monitoring.yaml",
+		"--set", "metrics.prometheusRule.enabled=true", "--set", "metrics.grafanaDashboard.enabled=true"))
+}
+
+// values.schema.json turns a typo into an error.
+func TestChartSchemaRejectsTypos(t *testing.T) {
+	h := helmBinary(t)
+	for _, set := range []string{"replcias=5", "image.pullPolicy=always", "certificates.source=selfsigned", "policies.source=inlined", "logLevel=verbose", "metrics.serviceMonitor.enable=true"} {
+		args := []string{"template", "tollgate", chart, "--set", set}
+		out, err := exec.Command(h, args...).CombinedOutput()
+		if err == nil {
+			t.Errorf("helm %s: accepted", strings.Join(args, " "))
+			continue
+		}
+		if !strings.Contains(string(out), "values don't meet the specifications of the schema") {
+			t.Errorf("helm %s: failed but not on the schema:\n%s", strings.Join(args, " "), out)
+		}
+	}
+}
+
+// Non-default values render what they say.
+func TestChartValues(t *testing.T) {
+	objs := helmTemplate(t,
+		"--set", "replicas=5",
+		"--set", "certificates.source=existingSecret", "--set", "certificates.existingSecret=my-tls",
+		"--set", "policies.source=existingConfigMap", "--set", "policies.existingConfigMap=my-policies",
+		"--set", "logLevel=debug", "--set", "metrics.serviceMonitor.enabled=true",
+		"--set", "nodeSelector.pool=system", "--set", "image.tag=v1.2.3", "--set", "image.pullPolicy=IfNotPresent")
+	d := objs["Deployment/tollgate-system/tollgate"]
+	if d == nil {
+		t.Fatal("no Deployment")
+	}
+	spec := d["spec"].(map[string]any)
+	pod := spec["template"].(map[string]any)["spec"].(map[string]any)
+	c := pod["containers"].([]any)[0].(map[string]any)
+	got := show(map[string]any{
+		"replicas": spec["replicas"], "args": c["args"], "image": c["image"], "pullPolicy": c["imagePullPolicy"],
+		"volumes": pod["volumes"], "nodeSelector": pod["nodeSelector"],
+	})
+	want := strings.TrimSpace(`
+args:
+- serve
+- --config=/etc/tollgate/policies
+- --cert-source=files
+- --tls-cert-file=/etc/tollgate/tls/tls.crt
+- --tls-private-key-file=/etc/tollgate/tls/tls.key
+- --ca-file=/etc/tollgate/tls/ca.crt
+- --listen=:8443
+- --metrics-listen=:9090
+- --log-level=debug
+image: ghcr.io/tollgate-dev/tollgate:v1.2.3
+nodeSelector:
+  pool: system
+pullPolicy: IfNotPresent
+replicas: 5
+volumes:
+- configMap:
+    name: my-policies
+  name: policies
+- name: tls
+  secret:
+    secretName: my-tls`)
+	if got != want {
+		t.Errorf("Deployment:\n%s\nwant:\n%s", got, want)
+	}
+	if _, ok := objs["ConfigMap/tollgate-system/tollgate-policies"]; ok {
+		t.Error("a policies ConfigMap besides the existing one")
+	}
+	if _, ok := objs["ServiceMonitor/tollgate-system/tollgate"]; !ok {
+		t.Error("no ServiceMonitor")
+	}
+}
+
+// TestChartNonDefaultValuesDecodeStrictly renders the chart with values other
+// than the defaults and decodes every Kubernetes object strictly into its Go
+// type (unknown or duplicate fields, wrong types fail). make e2e also has a
+// real apiserver accept them in a server-side dry run.
+func TestChartNonDefaultValuesDecodeStrictly(t *testing.T) {
+	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+	for name, values := range map[string][]string{
+		"cert-manager, existing ConfigMap, 5 replicas": {
+			"--set", "certificates.source=cert-manager", "--set", "policies.source=existingConfigMap",
+			"--set", "policies.existingConfigMap=my-policies", "--set", "replicas=5"},
+		"existing Secret, inline policies, scheduling": {
+			"--set", "certificates.source=existingSecret", "--set", "certificates.existingSecret=my-tls",
+			"--set", "policies.source=inline", "--set-file", `policies.inline.seed\.yaml=` + root + "/deploy/base/policies/seed-policies.yaml",
+			"--set", "nodeSelector.pool=system", "--set", "tolerations[0].key=dedicated", "--set", "tolerations[0].operator=Exists",
+			"--set", "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key=pool",
+			"--set", "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator=Exists",
+			"--set", "logLevel=debug", "--set", "metrics.port=9100", "--set", "priorityClassName=", "--set", "namespace.create=true",
+			"--set", "podAnnotations.a=b", "--set", "imagePullSecrets[0].name=registry"},
+		"embedded policies, no metrics, no PDB": {
+			"--set", "policies.source=embedded", "--set", "metrics.enabled=false", "--set", "podDisruptionBudget.enabled=false"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			args := append([]string{"template", "tollgate", chart, "--namespace", "tollgate-system"}, values...)
+			stream := run(t, helmBinary(t), args...)
+			kinds := map[string]int{}
+			for _, doc := range regexp.MustCompile(`(?m)^---.*$`).Split(string(stream), -1) {
+				j, err := yaml.YAMLToJSON([]byte(doc))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(j) == "null" {
+					continue
+				}
+				if strings.Contains(string(j), `"apiVersion":"cert-manager.io/`) || strings.Contains(string(j), `"apiVersion":"monitoring.coreos.com/`) {
+					kinds["(CRD)"]++
+					continue
+				}
+				obj, gvk, err := decoder.Decode(j, nil, nil)
+				if err != nil {
+					t.Errorf("%v\n%s", err, doc)
+					continue
+				}
+				kinds[gvk.Kind]++
+				if d, ok := obj.(*appsv1.Deployment); ok && strings.Contains(name, "5 replicas") && *d.Spec.Replicas != 5 {
+					t.Errorf("replicas %d", *d.Spec.Replicas)
+				}
+			}
+			if kinds["Deployment"] != 1 || kinds["ServiceAccount"] != 1 {
+				t.Errorf("objects: %v", kinds)
+			}
+			t.Logf("%v", kinds)
+		})
+	}
+}
