@@ -17,24 +17,84 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the .injected golden files")
 
-// Golden cases: testdata/<case>.yaml is a Pod, <case>.yaml.injected the Pod
-// after its patch is applied by an independent JSON Patch implementation.
-var goldenCases = []struct {
+// Golden cases are found, not listed: every testdata/golden/<case>.yaml is
+// a Pod, <case>.yaml.injected the Pod after its patch is applied by an
+// independent JSON Patch implementation. The input's leading comments say
+// what injection must report:
+//
+//	# want applied: POLICY...
+//	# want opted-out: POLICY...
+//	# want warning: TEXT        (one line per warning)
+//	# want nothing applied, opted out or warned
+//
+// A golden file without its input fails the test (as Istio's injector tests
+// do), so that a renamed or removed case leaves nothing stale behind.
+const goldenDir = "testdata/golden"
+
+type goldenCase struct {
 	name     string
 	applied  []string
 	warnings []string
 	optedOut []string
-}{
-	{name: "basic", applied: []string{"nginx-sidecar", "setup"}},
-	{name: "existing-items", applied: []string{"nginx-sidecar", "setup"}},
-	{name: "empty-collections", applied: []string{"nginx-sidecar", "setup"}},
-	{name: "unknown-fields", applied: []string{"nginx-sidecar", "setup"}},
-	{name: "already-injected"},
-	{name: "opted-out", optedOut: []string{"nginx-sidecar", "setup"}},
-	{name: "name-clash", applied: []string{"setup"}, warnings: []string{
-		`tollgate: policy nginx-sidecar not injected: the pod already has container "sidecar-nginx" with different content`,
-	}},
-	{name: "present-with-defaults"},
+}
+
+func goldenCases(t *testing.T) []goldenCase {
+	t.Helper()
+	inputs, err := filepath.Glob(filepath.Join(goldenDir, "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inputs) == 0 {
+		t.Fatalf("no cases in %s", goldenDir)
+	}
+	var cases []goldenCase
+	for _, in := range inputs {
+		data, err := os.ReadFile(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := goldenCase{name: strings.TrimSuffix(filepath.Base(in), ".yaml")}
+		for _, l := range strings.Split(string(data), "\n") {
+			want, ok := strings.CutPrefix(l, "# want ")
+			if !ok {
+				continue
+			}
+			switch key, value, _ := strings.Cut(want, ": "); key {
+			case "applied":
+				c.applied = strings.Fields(value)
+			case "opted-out":
+				c.optedOut = strings.Fields(value)
+			case "warning":
+				c.warnings = append(c.warnings, value)
+			default:
+				if want != "nothing applied, opted out or warned" {
+					t.Fatalf("%s: unknown expectation %q", in, l)
+				}
+			}
+		}
+		cases = append(cases, c)
+	}
+	return cases
+}
+
+// TestGoldenFilesUsed: every file in testdata/golden is a case's input or
+// its golden output.
+func TestGoldenFilesUsed(t *testing.T) {
+	used := map[string]bool{}
+	for _, c := range goldenCases(t) {
+		used[c.name+".yaml"] = true
+		used[c.name+".yaml.injected"] = true
+	}
+	entries, err := os.ReadDir(goldenDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !used[e.Name()] {
+			t.Errorf("%s: no case uses it (stale golden file? its input is %s)", filepath.Join(goldenDir, e.Name()),
+				strings.TrimSuffix(e.Name(), ".injected"))
+		}
+	}
 }
 
 func TestGolden(t *testing.T) {
@@ -42,9 +102,9 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range goldenCases {
+	for _, tc := range goldenCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
-			src := filepath.Join("testdata", tc.name+".yaml")
+			src := filepath.Join(goldenDir, tc.name+".yaml")
 			input := readJSON(t, src)
 			res := Inject(Params{Pod: decodePod(t, input), Policies: set.Policies})
 			if !slices.Equal(res.Applied(), tc.applied) {

@@ -20,6 +20,7 @@ var clusterScoped = sets.New(
 	"DeviceClass", "ResourceSlice", "IPAddress", "ServiceCIDR", "VolumeAttributesClass",
 	"StorageVersionMigration", "ClusterTrustBundle", "SelfSubjectReview", "TokenReview",
 	"SubjectAccessReview", "SelfSubjectAccessReview", "SelfSubjectRulesReview",
+	"DeviceTaintRule", "ResourcePoolStatusRequest", "StorageVersion",
 )
 
 // Resource maps a kind to its resource, as the apiserver names it in

@@ -209,7 +209,12 @@ func split(data []byte) []document {
 	return append(docs, cur)
 }
 
-var lineRE = regexp.MustCompile(`line (\d+):`)
+var (
+	lineRE = regexp.MustCompile(`line (\d+):`)
+	// lineTextRE is the line number with the space after it, so that the
+	// message reads "yaml: did not find ...", not "yaml:  did not find ...".
+	lineTextRE = regexp.MustCompile(`line \d+: ?`)
+)
 
 func yamlLine(err error) int {
 	if m := lineRE.FindStringSubmatch(err.Error()); m != nil {
@@ -222,5 +227,5 @@ func yamlLine(err error) int {
 func trimLine(err error) string {
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
-	return lineRE.ReplaceAllString(msg, "")
+	return lineTextRE.ReplaceAllString(msg, "")
 }

@@ -1,8 +1,10 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/tollgate-dev/tollgate/internal/engine"
@@ -26,8 +28,10 @@ var colours = map[engine.Outcome]string{
 
 // Table writes one row per result, then the summary.
 func Table(w io.Writer, r *PolicyReport, opts TableOptions) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RESOURCE\tPOLICY\tRESULT\tMESSAGE")
+	var shown []engine.Outcome
 	for _, res := range r.Results {
 		if res.Result == engine.Skip && !opts.ShowSkipped {
 			continue
@@ -37,17 +41,40 @@ func Table(w io.Writer, r *PolicyReport, opts TableOptions) error {
 		if ref.Namespace != "" {
 			name = ref.Kind + " " + ref.Namespace + "/" + ref.Name
 		}
-		result := string(res.Result)
-		if opts.Colour {
-			// Pad before colouring so escape codes do not skew the columns.
-			result = colours[res.Result] + fmt.Sprintf("%-5s", result) + "\x1b[0m"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, res.Policy, result, res.Message)
+		shown = append(shown, res.Result)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, res.Policy, res.Result, res.Message)
 	}
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	out := table.String()
+	if opts.Colour {
+		out = colourResults(out, shown)
+	}
+	if _, err := io.WriteString(w, out); err != nil {
 		return err
 	}
 	s := r.Summary
 	_, err := fmt.Fprintf(w, "\n%d pass, %d fail, %d warn, %d error, %d skip\n", s.Pass, s.Fail, s.Warn, s.Error, s.Skip)
 	return err
+}
+
+// colourResults colours the RESULT cell of each row of an aligned table.
+// It runs after tabwriter, which counts escape codes as wide as text: coloured
+// cells would push the columns after them apart.
+func colourResults(table string, results []engine.Outcome) string {
+	lines := strings.SplitAfter(table, "\n")
+	col := strings.Index(lines[0], "RESULT")
+	var b strings.Builder
+	b.WriteString(lines[0])
+	for i, l := range lines[1:] {
+		if i < len(results) {
+			res := string(results[i])
+			if end := col + len(res); col >= 0 && end <= len(l) && l[col:end] == res {
+				l = l[:col] + colours[results[i]] + res + "\x1b[0m" + l[end:]
+			}
+		}
+		b.WriteString(l)
+	}
+	return b.String()
 }

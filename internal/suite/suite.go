@@ -154,7 +154,12 @@ func (s *Suite) Run(ctx context.Context) ([]Check, error) {
 	var checks []Check
 	for _, exp := range s.Results {
 		for _, res := range exp.Resources {
-			checks = append(checks, s.check(exp, res, byResource))
+			c := s.check(exp, res, byResource)
+			if !slices.Contains(set.Names(), exp.Policy) {
+				// Else a misspelt name passes as "skip".
+				c.Problem = fmt.Sprintf("no policy %s among the test's policies", exp.Policy)
+			}
+			checks = append(checks, c)
 		}
 	}
 	return checks, nil
@@ -244,7 +249,8 @@ func comparePatched(file string, f *check.Finding) string {
 }
 
 func resourceKey(o *manifest.Object) string {
-	if _, namespaced, err := manifest.Resource(o.GVK); err == nil && namespaced {
+	// An unknown kind (an error result) keeps the namespace it names.
+	if _, namespaced, err := manifest.Resource(o.GVK); (err == nil && namespaced) || (err != nil && o.Namespace != "") {
 		ns := o.Namespace
 		if ns == "" {
 			ns = "default"

@@ -1,0 +1,231 @@
+package vap
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tgadmission "github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+func natives(t *testing.T) map[string]*policy.Native {
+	t.Helper()
+	set, err := policy.LoadPath(filepath.Join("testdata", "policies.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*policy.Native{}
+	for _, p := range set.Policies {
+		if p.Native == nil {
+			t.Fatalf("%s is not a ValidatingAdmissionPolicy", p.Name())
+		}
+		out[p.Name()] = p.Native
+	}
+	return out
+}
+
+// review reads a captured AdmissionReview, lets edit change its request
+// (as decoded JSON), and decodes it as the server does.
+func review(t *testing.T, file string, edit func(req map[string]any)) *tgadmission.Request {
+	t.Helper()
+	body, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		var r map[string]any
+		if err := json.Unmarshal(body, &r); err != nil {
+			t.Fatal(err)
+		}
+		edit(r["request"].(map[string]any))
+		if body, err = json.Marshal(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rev, err := tgadmission.Decode(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &rev.Request
+}
+
+func obj(req map[string]any, key string) map[string]any { return req[key].(map[string]any) }
+
+func labelsOf(o map[string]any) map[string]any {
+	return o["metadata"].(map[string]any)["labels"].(map[string]any)
+}
+
+func container(o map[string]any, i int) map[string]any {
+	return o["spec"].(map[string]any)["containers"].([]any)[i].(map[string]any)
+}
+
+// deployment turns the captured Pod review into one for a Deployment of
+// that Pod with the given replicas.
+func deployment(replicas int) func(req map[string]any) {
+	return func(r map[string]any) {
+		pod := obj(r, "object")
+		meta := pod["metadata"].(map[string]any)
+		r["kind"] = map[string]any{"group": "apps", "version": "v1", "kind": "Deployment"}
+		r["resource"] = map[string]any{"group": "apps", "version": "v1", "resource": "deployments"}
+		r["requestKind"], r["requestResource"] = r["kind"], r["resource"]
+		r["name"] = "checkout"
+		r["object"] = map[string]any{
+			"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]any{"name": "checkout", "namespace": meta["namespace"]},
+			"spec": map[string]any{
+				"replicas": replicas,
+				"selector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "checkout"}},
+				"template": map[string]any{"metadata": map[string]any{"labels": meta["labels"]}, "spec": pod["spec"]},
+			},
+		}
+	}
+}
+
+func namespaces(labels map[string]map[string]string) Namespaces {
+	return func(name string) *corev1.Namespace {
+		l, ok := labels[name]
+		if !ok {
+			return nil
+		}
+		all := map[string]string{"kubernetes.io/metadata.name": name}
+		for k, v := range l {
+			all[k] = v
+		}
+		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: all}}
+	}
+}
+
+func TestEvaluate(t *testing.T) {
+	enforced := map[string]map[string]string{"shop": {"tollgate.dev/enforce": "true"}}
+	for _, tc := range []struct {
+		name       string
+		policy     string
+		file       string
+		edit       func(req map[string]any)
+		namespaces map[string]map[string]string
+		want       Outcome
+	}{
+		// pod-images
+		{name: "compliant pod", policy: "pod-images", file: "review-pod-create.json", namespaces: enforced,
+			want: Outcome{Matched: true}},
+		{name: "latest tag: messageExpression, no reason: Invalid, 422", policy: "pod-images", file: "review-pod-create.json", namespaces: enforced,
+			edit: func(r map[string]any) {
+				container(obj(r, "object"), 1)["image"] = "registry.example.com/infra/fluent-bit:latest"
+			},
+			want: Outcome{Matched: true, Reason: "Invalid", Code: 422,
+				Denial:   "ValidatingAdmissionPolicy 'pod-images' with binding 'pod-images-enforce' denied request: image registry.example.com/infra/fluent-bit:latest uses the latest tag",
+				Failures: []string{"image registry.example.com/infra/fluent-bit:latest uses the latest tag"}}},
+		{name: "two failures: the first denies, both are listed", policy: "pod-images", file: "review-pod-create.json", namespaces: enforced,
+			edit: func(r map[string]any) { container(obj(r, "object"), 0)["image"] = "docker.io/library/nginx:latest" },
+			want: Outcome{Matched: true, Reason: "Invalid", Code: 422,
+				Denial:   "ValidatingAdmissionPolicy 'pod-images' with binding 'pod-images-enforce' denied request: image docker.io/library/nginx:latest uses the latest tag",
+				Failures: []string{"image docker.io/library/nginx:latest uses the latest tag", "images must come from registry.example.com"}}},
+		{name: "message and reason Forbidden: 403", policy: "pod-images", file: "review-pod-create.json", namespaces: enforced,
+			edit: func(r map[string]any) { container(obj(r, "object"), 0)["image"] = "docker.io/library/nginx:1.27" },
+			want: Outcome{Matched: true, Reason: "Forbidden", Code: 403,
+				Denial:   "ValidatingAdmissionPolicy 'pod-images' with binding 'pod-images-enforce' denied request: images must come from registry.example.com",
+				Failures: []string{"images must come from registry.example.com"}}},
+		{name: "matchConditions exclude the pod", policy: "pod-images", file: "review-pod-create.json", namespaces: enforced,
+			edit: func(r map[string]any) {
+				o := obj(r, "object")
+				container(o, 0)["image"] = "docker.io/library/nginx:1.27"
+				labelsOf(o)["exempt"] = "yes"
+			},
+			want: Outcome{Matched: true}},
+		{name: "namespaceSelector does not select the namespace", policy: "pod-images", file: "review-pod-create.json",
+			namespaces: map[string]map[string]string{"shop": {"tollgate.dev/enforce": "false"}},
+			edit:       func(r map[string]any) { container(obj(r, "object"), 0)["image"] = "docker.io/library/nginx:1.27" },
+			want:       Outcome{Matched: true}},
+		{name: "namespace unknown: only kubernetes.io/metadata.name", policy: "pod-images", file: "review-pod-create.json",
+			edit: func(r map[string]any) { container(obj(r, "object"), 0)["image"] = "docker.io/library/nginx:1.27" },
+			want: Outcome{Matched: true}},
+		{name: "UPDATE matches too", policy: "pod-images", file: "review-pod-update.json", namespaces: enforced,
+			edit: func(r map[string]any) { container(obj(r, "object"), 0)["image"] = "docker.io/library/nginx:1.27" },
+			want: Outcome{Matched: true, Reason: "Forbidden", Code: 403,
+				Denial:   "ValidatingAdmissionPolicy 'pod-images' with binding 'pod-images-enforce' denied request: images must come from registry.example.com",
+				Failures: []string{"images must come from registry.example.com"}}},
+		{name: "DELETE does not match", policy: "pod-images", file: "review-pod-delete.json", namespaces: enforced,
+			want: Outcome{}},
+
+		// team-label: Warn and Audit
+		{name: "warn and audit, no denial", policy: "team-label", file: "review-pod-create.json",
+			want: Outcome{Matched: true,
+				Warnings: []string{"Validation failed for ValidatingAdmissionPolicy 'team-label' with binding 'team-label-observe': team payments may not run pods here"},
+				AuditAnnotations: map[string]string{
+					"team-label/team": "payments",
+					"validation.policy.admission.k8s.io/validation_failure": `[{"message":"team payments may not run pods here","policy":"team-label","binding":"team-label-observe","expressionIndex":0,"validationActions":["Warn","Audit"]}]`,
+				},
+				Failures: []string{"team payments may not run pods here"}}},
+		{name: "warn and audit: passing", policy: "team-label", file: "review-pod-create.json",
+			edit: func(r map[string]any) { labelsOf(obj(r, "object"))["team"] = "platform" },
+			want: Outcome{Matched: true, AuditAnnotations: map[string]string{"team-label/team": "platform"}}},
+
+		// replica-limit
+		{name: "a Pod does not match a Deployment policy", policy: "replica-limit", file: "review-pod-create.json",
+			want: Outcome{}},
+
+		{name: "a Deployment over the limit: no message, the apiserver's default", policy: "replica-limit", file: "review-pod-create.json",
+			edit: deployment(10),
+			want: Outcome{Matched: true, Reason: "Invalid", Code: 422,
+				Denial:   "ValidatingAdmissionPolicy 'replica-limit' with binding 'replica-limit' denied request: failed expression: object.spec.replicas <= 5",
+				Failures: []string{"failed expression: object.spec.replicas <= 5"}}},
+		{name: "a Deployment within the limit", policy: "replica-limit", file: "review-pod-create.json",
+			edit: deployment(3), want: Outcome{Matched: true}},
+
+		// an expression that errs
+		{name: "runtime error under failurePolicy Fail denies", policy: "node-pinned-fail", file: "review-pod-create.json",
+			want: Outcome{Matched: true, Reason: "Invalid", Code: 422,
+				Denial:   "ValidatingAdmissionPolicy 'node-pinned-fail' with binding 'node-pinned-fail' denied request: expression 'object.spec.nodeName != 'forbidden-node'' resulted in error: no such key: nodeName",
+				Failures: []string{"expression 'object.spec.nodeName != 'forbidden-node'' resulted in error: no such key: nodeName"}}},
+		{name: "runtime error under failurePolicy Ignore admits", policy: "node-pinned-ignore", file: "review-pod-create.json",
+			want: Outcome{Matched: true}},
+
+		// DELETE: oldObject, userInfo, namespaceObject
+		{name: "delete in prod denied, and audited", policy: "no-deletes-in-prod", file: "review-pod-delete.json", namespaces: enforced,
+			want: Outcome{Matched: true, Reason: "Forbidden", Code: 403,
+				Denial: "ValidatingAdmissionPolicy 'no-deletes-in-prod' with binding 'no-deletes-in-prod' denied request: user admin may not delete checkout-7d9f8c6b5-x2k4q in namespace shop",
+				AuditAnnotations: map[string]string{
+					"validation.policy.admission.k8s.io/validation_failure": `[{"message":"user admin may not delete checkout-7d9f8c6b5-x2k4q in namespace shop","policy":"no-deletes-in-prod","binding":"no-deletes-in-prod","expressionIndex":0,"validationActions":["Deny","Audit"]}]`,
+				},
+				Failures: []string{"user admin may not delete checkout-7d9f8c6b5-x2k4q in namespace shop"}}},
+		// Namespaces answers nil (the engine does so when it has no source of
+		// namespaces at all): matching sees a namespace with
+		// kubernetes.io/metadata.name only, but namespaceObject is null, so
+		// the messageExpression errs and the apiserver's fallback message is
+		// used. The apiserver would have the namespace (the pod is in it)
+		// and deny with "... in namespace shop".
+		{name: "namespaceObject of a namespace tollgate does not know", policy: "no-deletes-in-prod", file: "review-pod-delete.json",
+			want: Outcome{Matched: true, Reason: "Forbidden", Code: 403,
+				Denial: "ValidatingAdmissionPolicy 'no-deletes-in-prod' with binding 'no-deletes-in-prod' denied request: failed expression: oldObject.metadata.labels.environment != 'prod' || request.userInfo.username == 'ci'",
+				AuditAnnotations: map[string]string{
+					"validation.policy.admission.k8s.io/validation_failure": `[{"message":"failed expression: oldObject.metadata.labels.environment != 'prod' || request.userInfo.username == 'ci'","policy":"no-deletes-in-prod","binding":"no-deletes-in-prod","expressionIndex":0,"validationActions":["Deny","Audit"]}]`,
+				},
+				Failures: []string{"failed expression: oldObject.metadata.labels.environment != 'prod' || request.userInfo.username == 'ci'"}}},
+		{name: "delete by ci allowed", policy: "no-deletes-in-prod", file: "review-pod-delete.json", namespaces: enforced,
+			edit: func(r map[string]any) { obj(r, "userInfo")["username"] = "ci" },
+			want: Outcome{Matched: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := natives(t)[tc.policy]
+			if n == nil {
+				t.Fatalf("no policy %s", tc.policy)
+			}
+			got, err := Evaluate(context.Background(), n, review(t, tc.file, tc.edit), namespaces(tc.namespaces))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				g, _ := json.MarshalIndent(got, "", "  ")
+				w, _ := json.MarshalIndent(tc.want, "", "  ")
+				t.Errorf("got  %s\nwant %s", g, w)
+			}
+		})
+	}
+}
