@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tgadmission "github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/policy"
@@ -88,17 +87,16 @@ func deployment(replicas int) func(req map[string]any) {
 	}
 }
 
-func namespaces(labels map[string]map[string]string) Namespaces {
-	return func(name string) *corev1.Namespace {
+func namespaces(labels map[string]map[string]string) policy.Namespaces {
+	if labels == nil {
+		return nil // no namespace source at all: selectors are the apiserver's
+	}
+	return func(name string) (*corev1.Namespace, bool) {
 		l, ok := labels[name]
 		if !ok {
-			return nil
+			return nil, false
 		}
-		all := map[string]string{"kubernetes.io/metadata.name": name}
-		for k, v := range l {
-			all[k] = v
-		}
-		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: all}}
+		return policy.NamespaceOf(name, l), true
 	}
 }
 
