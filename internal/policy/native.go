@@ -37,7 +37,7 @@ func isNative(js []byte) (kind string, ok bool) {
 }
 
 // decodeNative reads a ValidatingAdmissionPolicy or binding strictly, applies
-// the defaults the apiserver applies when storing it, and checks what
+// the defaults the apiserver applies when storing it, and verifies what
 // tollgate supports.
 func decodeNative(kind string, js []byte) (*Policy, field.ErrorList) {
 	strict := func(v any) field.ErrorList {
