@@ -96,8 +96,8 @@ func Parse(file string, data []byte) ([]*Policy, error) {
 		}
 		src := Source{File: file, Document: doc}
 		if js, err := yaml.YAMLToJSONStrict(raw); err == nil {
-			if kind, ok := isNative(js); ok {
-				p, errList := decodeNative(kind, js)
+			if kind, ok := isVAP(js); ok {
+				p, errList := decodeVAP(kind, js)
 				for _, fe := range errList {
 					name := ""
 					if p != nil {

@@ -45,10 +45,10 @@ type Outcome struct {
 
 var objectInterfaces = admission.NewObjectInterfacesFromScheme(runtime.NewScheme())
 
-// Evaluate runs one native policy on a request.
+// Evaluate runs one ValidatingAdmissionPolicy on a request.
 // namespaces says what it knows of namespaces; nil when nothing (a namespace
 // then has only the label kubernetes.io/metadata.name).
-func Evaluate(ctx context.Context, n *policy.Native, req *tgadmission.Request, namespaces policy.Namespaces) (Outcome, error) {
+func Evaluate(ctx context.Context, n *policy.VAP, req *tgadmission.Request, namespaces policy.Namespaces) (Outcome, error) {
 	obj, err := cel.RuntimeObject(req.Object())
 	if err != nil {
 		return Outcome{}, err
