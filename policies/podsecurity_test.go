@@ -18,9 +18,9 @@ import (
 	psa "k8s.io/pod-security-admission/policy"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tollgate-dev/tollgate/internal/check"
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/manifest"
+	"github.com/tollgate-dev/tollgate/internal/offline"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -308,10 +308,10 @@ func objects(t testing.TB, name string, js []byte) []*manifest.Object {
 func (tg *tollgate) decide(t testing.TB, name string, js []byte) (verdicts, string) {
 	t.Helper()
 	ctx := context.Background()
-	opts := check.Options{DefaultNamespace: "corpus", Workers: 1}
+	opts := offline.Options{DefaultNamespace: "corpus", Workers: 1}
 	v := verdicts{checks: map[psa.CheckID]bool{}, levels: map[api.Level]bool{}}
 	objs := objects(t, name, js)
-	f := check.Run(ctx, tg.all, objs, opts)[0]
+	f := offline.Run(ctx, tg.all, objs, opts)[0]
 	if f.Err != nil {
 		t.Fatalf("%s: %v", name, f.Err)
 	}
@@ -334,7 +334,7 @@ func (tg *tollgate) decide(t testing.TB, name string, js []byte) (verdicts, stri
 		}
 	}
 	for level, eng := range tg.sets {
-		v.levels[level] = check.Run(ctx, eng, objs, opts)[0].Allowed
+		v.levels[level] = offline.Run(ctx, eng, objs, opts)[0].Allowed
 	}
 	slices.Sort(messages)
 	return v, strings.Join(messages, "\n")
@@ -441,7 +441,7 @@ func TestPodSecurityPodControllers(t *testing.T) {
 				for level, eng := range tg.sets {
 					lv := api.LevelVersion{Level: level, Version: api.LatestVersion()}
 					want := psa.AggregateCheckResults(eval.EvaluatePod(lv, &p.obj.ObjectMeta, &p.obj.Spec)).Allowed
-					f := check.Run(context.Background(), eng, objects(t, p.name, js), check.Options{DefaultNamespace: "corpus", Workers: 1})[0]
+					f := offline.Run(context.Background(), eng, objects(t, p.name, js), offline.Options{DefaultNamespace: "corpus", Workers: 1})[0]
 					if f.Err != nil || f.Allowed != want {
 						t.Errorf("%s in a %s, %s: Kubernetes allowed=%v, tollgate allowed=%v (%v %s)\n%s", p.name, gr, level, want, f.Allowed, f.Err, f.Message, js)
 					}

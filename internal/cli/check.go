@@ -12,9 +12,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
-	"github.com/tollgate-dev/tollgate/internal/check"
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/manifest"
+	"github.com/tollgate-dev/tollgate/internal/offline"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 	"github.com/tollgate-dev/tollgate/internal/report"
 )
@@ -99,7 +99,7 @@ func (o *checkOptions) run(cmd *cobra.Command) error {
 		}
 	}
 	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, Namespaces: namespaces.lookup})
-	findings := check.Run(cmd.Context(), eng, objs, check.Options{
+	findings := offline.Run(cmd.Context(), eng, objs, offline.Options{
 		Operation:        op,
 		Old:              old,
 		User:             admission.UserInfo{Username: o.user, Groups: o.groups},

@@ -73,8 +73,8 @@ func (e *Engine) evaluate(ctx context.Context, g *policy.Group, req *admission.R
 	if e.excluded.Has(req.Namespace) {
 		return skipAll(g, "namespace "+req.Namespace+" is exempt")
 	}
-	if g.Kind == policy.GroupNative {
-		return e.validateNative(ctx, g, req) // its rules say which subresources it checks
+	if g.Kind == policy.GroupVAP {
+		return e.validateVAP(ctx, g, req) // its rules say which subresources it checks
 	}
 	if req.SubResource != "" {
 		return skipAll(g, "subresource "+req.SubResource+" is not checked")

@@ -8,8 +8,8 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/cel"
+	"github.com/tollgate-dev/tollgate/internal/labelrule"
 	"github.com/tollgate-dev/tollgate/internal/policy"
-	"github.com/tollgate-dev/tollgate/internal/validation"
 	"github.com/tollgate-dev/tollgate/internal/vap"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -47,7 +47,7 @@ func (e *Engine) validate(ctx context.Context, g *policy.Group, req *admission.R
 			denials = append(denials, r.Message)
 			code = firstCode(code, http.StatusForbidden)
 		case len(v.problems) > 0:
-			msg := validation.Explain(subject, p.Name(), v.problems)
+			msg := labelrule.Explain(subject, p.Name(), v.problems)
 			switch p.Spec.Validate.Action {
 			case policy.Warn:
 				r.Outcome, r.Message = Warn, msg
@@ -78,8 +78,8 @@ func (e *Engine) validate(ctx context.Context, g *policy.Group, req *admission.R
 
 // judge evaluates one policy on the request, or on the Pod template of a
 // Pod controller when the policy checks those.
-func (e *Engine) judge(ctx context.Context, p *policy.Policy, req *admission.Request, in *input, ns *corev1.Namespace) (validation.Subject, verdict) {
-	subject := validation.Subject{Kind: req.Kind.Kind, Name: firstNonEmpty(in.meta.Name, req.Name), GenerateName: in.meta.GenerateName}
+func (e *Engine) judge(ctx context.Context, p *policy.Policy, req *admission.Request, in *input, ns *corev1.Namespace) (labelrule.Subject, verdict) {
+	subject := labelrule.Subject{Kind: req.Kind.Kind, Name: firstNonEmpty(in.meta.Name, req.Name), GenerateName: in.meta.GenerateName}
 	labels := in.labels
 	celIn := func() (*cel.Input, error) { return in.cel(req, ns) }
 	if p.Spec.Match.PodControllers && policy.IsPodController(req.Resource.GroupResource()) {
@@ -112,7 +112,7 @@ func (e *Engine) judge(ctx context.Context, p *policy.Policy, req *admission.Req
 		}
 	}
 	if rules := p.Spec.Validate; len(rules.Labels) > 0 && (req.Operation == admission.Create || req.Operation == admission.Update) {
-		if problems := validation.CheckLabels(rules, labels); len(problems) > 0 {
+		if problems := labelrule.Problems(rules, labels); len(problems) > 0 {
 			if rules.Message != "" {
 				problems = []string{rules.Message}
 			}

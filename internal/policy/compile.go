@@ -128,7 +128,7 @@ func (p *Policy) compile() field.ErrorList {
 	return nil
 }
 
-// GroupResources are the resources the match names (checked by check, so
+// GroupResources are the resources the match names (verified by verify, so
 // parsing cannot fail here), and the Pod controllers with podControllers.
 func (m *Match) GroupResources() []schema.GroupResource {
 	var out []schema.GroupResource

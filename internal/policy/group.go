@@ -22,7 +22,7 @@ const (
 	GroupValidating GroupKind = "validating" // label rules and CEL expressions
 	GroupMutating   GroupKind = "mutating"   // labels, annotations and CEL patches
 	GroupInjection  GroupKind = "injection"  // containers, volumes, ... into Pods
-	GroupNative     GroupKind = "native"     // one ValidatingAdmissionPolicy, alone in its group
+	GroupVAP        GroupKind = "vap"        // one ValidatingAdmissionPolicy, alone in its group
 )
 
 // Action is the webhook a group of this kind is registered as.
@@ -36,8 +36,8 @@ func (k GroupKind) Action() Action {
 // kindOf is the kind of group p belongs in.
 func kindOf(p *Policy) GroupKind {
 	switch {
-	case p.Native != nil:
-		return GroupNative
+	case p.VAP != nil:
+		return GroupVAP
 	case p.IsInjection():
 		return GroupInjection
 	case p.IsMutation():
@@ -87,8 +87,8 @@ func groupPolicies(policies []*Policy) []*Group {
 // groupKey is equal for policies that can share a webhook entry. Lists are
 // compared as sets: [CREATE, UPDATE] and [UPDATE, CREATE] are the same match.
 func groupKey(kind GroupKind, p *Policy) string {
-	if kind == GroupNative {
-		return "native:" + p.Name() // a ValidatingAdmissionPolicy has a webhook of its own
+	if kind == GroupVAP {
+		return "vap:" + p.Name() // a ValidatingAdmissionPolicy has a webhook of its own
 	}
 	m := p.Spec.Match
 	m.Resources = sortedCopy(m.Resources)

@@ -8,7 +8,7 @@ func TestGroupKindAction(t *testing.T) {
 		want Action
 	}{
 		{GroupValidating, ActionValidate},
-		{GroupNative, ActionValidate},
+		{GroupVAP, ActionValidate},
 		{GroupMutating, ActionMutate},
 		{GroupInjection, ActionMutate},
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 // LoadPath reads a policy file, or every .yaml, .yml and .json file of a
-// directory (not recursing, in name order), and checks the whole set.
+// directory (not recursing, in name order), and verifies the whole set.
 func LoadPath(path string) (*Set, error) {
 	files, err := policyFiles(path)
 	if err != nil {
@@ -40,7 +40,7 @@ func LoadPath(path string) (*Set, error) {
 	if len(all) == 0 && len(errs) == 0 {
 		return nil, fmt.Errorf("%s: no policies found", path)
 	}
-	// Check across the policies that did load too, so one run reports everything.
+	// Verify across the policies that did load too, so one run reports everything.
 	set, err := NewSet(all)
 	if err != nil {
 		errs = append(errs, err)
@@ -75,8 +75,8 @@ func policyFiles(path string) ([]string, error) {
 	return files, nil
 }
 
-// Parse reads the policy documents of one file. Each policy is checked on its
-// own; checks across policies happen in NewSet. All problems are reported
+// Parse reads the policy documents of one file. Each policy is verified on its
+// own; verification across policies happens in NewSet. All problems are reported
 // together, each with file, document and field path.
 func Parse(file string, data []byte) ([]*Policy, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
@@ -96,8 +96,8 @@ func Parse(file string, data []byte) ([]*Policy, error) {
 		}
 		src := Source{File: file, Document: doc}
 		if js, err := yaml.YAMLToJSONStrict(raw); err == nil {
-			if kind, ok := isNative(js); ok {
-				p, errList := decodeNative(kind, js)
+			if kind, ok := isVAP(js); ok {
+				p, errList := decodeVAP(kind, js)
 				for _, fe := range errList {
 					name := ""
 					if p != nil {
@@ -118,7 +118,7 @@ func Parse(file string, data []byte) ([]*Policy, error) {
 			continue
 		}
 		p.Source = src
-		if errList := p.check(); len(errList) > 0 {
+		if errList := p.verify(); len(errList) > 0 {
 			for _, fe := range errList {
 				errs = append(errs, fmt.Errorf("%s: policy %q: %w", src, p.Name(), fe))
 			}

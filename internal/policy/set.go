@@ -5,13 +5,13 @@ import (
 	"fmt"
 )
 
-// Set is a checked collection of policies and the webhook groups they form.
+// Set is a verified collection of policies and the webhook groups they form.
 type Set struct {
 	Policies []*Policy
 	Groups   []*Group
 }
 
-// NewSet checks what no single policy can: names are unique, and no two
+// NewSet verifies what no single policy can: names are unique, and no two
 // injection policies add a container (or init container) or volume of the
 // same name. The policies are grouped into webhook entries.
 func NewSet(policies []*Policy) (*Set, error) {

@@ -32,8 +32,8 @@ type Policy struct {
 	Source Source `json:"-"`
 	// compiled holds what load time derived from Spec; see compile.go.
 	compiled compiled
-	// Native is set for a Kubernetes ValidatingAdmissionPolicy (native.go).
-	Native *Native
+	// VAP is set for a Kubernetes ValidatingAdmissionPolicy (vap.go).
+	VAP *VAP
 	// binding is a ValidatingAdmissionPolicyBinding until NewSet attaches it.
 	binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
 }

@@ -132,8 +132,8 @@ func mutatingWebhook(g *policy.Group, o *Options) admissionregistrationv1.Mutati
 }
 
 func validatingWebhook(g *policy.Group, o *Options) admissionregistrationv1.ValidatingWebhook {
-	if g.Kind == policy.GroupNative {
-		return nativeWebhook(g, g.Policies[0].Native, o)
+	if g.Kind == policy.GroupVAP {
+		return vapWebhook(g, g.Policies[0].VAP, o)
 	}
 	failure := admissionregistrationv1.FailurePolicyType(g.FailurePolicy)
 	match := admissionregistrationv1.Equivalent
@@ -211,10 +211,10 @@ func objectSelector(m *policy.Match) *metav1.LabelSelector {
 	return m.ObjectSelector.DeepCopy()
 }
 
-// nativeWebhook covers a ValidatingAdmissionPolicy: its resource rules,
+// vapWebhook covers a ValidatingAdmissionPolicy: its resource rules,
 // selectors, match policy and failure policy; bindings and exclusions are
 // applied by the server.
-func nativeWebhook(g *policy.Group, n *policy.Native, o *Options) admissionregistrationv1.ValidatingWebhook {
+func vapWebhook(g *policy.Group, n *policy.VAP, o *Options) admissionregistrationv1.ValidatingWebhook {
 	mc := n.Policy.Spec.MatchConstraints
 	var rules []admissionregistrationv1.RuleWithOperations
 	for _, r := range mc.ResourceRules {

@@ -7,11 +7,11 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tollgate-dev/tollgate/internal/check"
+	"github.com/tollgate-dev/tollgate/internal/offline"
 )
 
 // Patches writes, for each mutated manifest, a unified diff of its YAML.
-func Patches(w io.Writer, findings []check.Finding) error {
+func Patches(w io.Writer, findings []offline.Finding) error {
 	for _, f := range findings {
 		if f.Patched == nil {
 			continue

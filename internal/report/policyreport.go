@@ -3,8 +3,8 @@
 package report
 
 import (
-	"github.com/tollgate-dev/tollgate/internal/check"
 	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/offline"
 )
 
 // PolicyReport follows wgpolicyk8s.io/v1alpha2, the shape Kyverno and
@@ -54,7 +54,7 @@ type Resource struct {
 const ManifestPolicy = "tollgate/manifest"
 
 // Build turns findings into a report.
-func Build(findings []check.Finding) *PolicyReport {
+func Build(findings []offline.Finding) *PolicyReport {
 	r := &PolicyReport{APIVersion: "wgpolicyk8s.io/v1alpha2", Kind: "PolicyReport", Metadata: Metadata{Name: "tollgate-check"}, Results: []Result{}}
 	for _, f := range findings {
 		o := f.Object

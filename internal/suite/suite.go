@@ -21,9 +21,9 @@ import (
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tollgate-dev/tollgate/internal/check"
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/manifest"
+	"github.com/tollgate-dev/tollgate/internal/offline"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -145,8 +145,8 @@ func (s *Suite) Run(ctx context.Context) ([]Check, error) {
 		l, ok := s.Namespaces[ns]
 		return policy.NamespaceOf(ns, l), ok
 	}})
-	findings := check.Run(ctx, eng, objs, check.Options{Operation: operation(s.Operation)})
-	byResource := map[string][]*check.Finding{}
+	findings := offline.Run(ctx, eng, objs, offline.Options{Operation: operation(s.Operation)})
+	byResource := map[string][]*offline.Finding{}
 	for i := range findings {
 		f := &findings[i]
 		byResource[resourceKey(f.Object)] = append(byResource[resourceKey(f.Object)], f)
@@ -180,7 +180,7 @@ func (s *Suite) loadPolicies() (*policy.Set, error) {
 	return policy.NewSet(all)
 }
 
-func (s *Suite) check(exp Expected, resource string, byResource map[string][]*check.Finding) Check {
+func (s *Suite) check(exp Expected, resource string, byResource map[string][]*offline.Finding) Check {
 	c := Check{Suite: s.file, Policy: exp.Policy, Resource: resource, Want: exp.Result}
 	key := resource
 	if !strings.Contains(key, "/") {
@@ -221,7 +221,7 @@ func (s *Suite) check(exp Expected, resource string, byResource map[string][]*ch
 }
 
 // comparePatched checks the mutated resource against the expected file, as data.
-func comparePatched(file string, f *check.Finding) string {
+func comparePatched(file string, f *offline.Finding) string {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return err.Error()

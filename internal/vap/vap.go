@@ -16,14 +16,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apiserver/pkg/admission"
+	k8sadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/matching"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/authentication/user"
 	listersv1 "k8s.io/client-go/listers/core/v1"
 
-	tgadmission "github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
@@ -43,12 +43,12 @@ type Outcome struct {
 	Failures []string
 }
 
-var objectInterfaces = admission.NewObjectInterfacesFromScheme(runtime.NewScheme())
+var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewScheme())
 
-// Evaluate runs one native policy on a request.
+// Evaluate runs one ValidatingAdmissionPolicy on a request.
 // namespaces says what it knows of namespaces; nil when nothing (a namespace
 // then has only the label kubernetes.io/metadata.name).
-func Evaluate(ctx context.Context, n *policy.Native, req *tgadmission.Request, namespaces policy.Namespaces) (Outcome, error) {
+func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namespaces policy.Namespaces) (Outcome, error) {
 	obj, err := cel.RuntimeObject(req.Object())
 	if err != nil {
 		return Outcome{}, err
@@ -57,8 +57,8 @@ func Evaluate(ctx context.Context, n *policy.Native, req *tgadmission.Request, n
 	if err != nil {
 		return Outcome{}, err
 	}
-	attrs := admission.NewAttributesRecord(obj, old, req.Kind, req.Namespace, req.Name, req.Resource, req.SubResource,
-		admission.Operation(req.Operation), nil, req.DryRun,
+	attrs := k8sadmission.NewAttributesRecord(obj, old, req.Kind, req.Namespace, req.Name, req.Resource, req.SubResource,
+		k8sadmission.Operation(req.Operation), nil, req.DryRun,
 		&user.DefaultInfo{Name: req.UserInfo.Username, UID: req.UserInfo.UID, Groups: req.UserInfo.Groups})
 	matcher := generic.NewPolicyMatcher(matching.NewMatcher(lister(namespaces), nil))
 	def := n.Policy
@@ -87,8 +87,8 @@ func Evaluate(ctx context.Context, n *policy.Native, req *tgadmission.Request, n
 	if req.Namespace != "" && !(req.Kind.Kind == "Namespace" && req.Kind.Group == "" && req.Kind.Version == "v1") {
 		ns = namespaces.Lookup(req.Namespace)
 	}
-	va := &admission.VersionedAttributes{Attributes: attrs, VersionedKind: kind,
-		VersionedObject: admission.NewLazyObject(obj), VersionedOldObject: admission.NewLazyObject(old)}
+	va := &k8sadmission.VersionedAttributes{Attributes: attrs, VersionedKind: kind,
+		VersionedObject: k8sadmission.NewLazyObject(obj), VersionedOldObject: k8sadmission.NewLazyObject(old)}
 	audit := map[string]string{}
 	var failures []failure
 	for _, b := range n.Bindings {

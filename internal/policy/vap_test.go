@@ -7,7 +7,7 @@ import (
 
 const vapHeader = "apiVersion: admissionregistration.k8s.io/v1\n"
 
-func TestNativeLoads(t *testing.T) {
+func TestVAPLoads(t *testing.T) {
 	docs := vapHeader + `kind: ValidatingAdmissionPolicy
 metadata: {name: replicas}
 spec:
@@ -27,12 +27,12 @@ spec: {policyName: replicas, validationActions: [Deny, Audit]}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(set.Policies) != 1 || set.Policies[0].Native == nil || len(set.Policies[0].Native.Bindings) != 1 {
+	if len(set.Policies) != 1 || set.Policies[0].VAP == nil || len(set.Policies[0].VAP.Bindings) != 1 {
 		t.Fatalf("policies %v", set.Names())
 	}
-	mc := set.Policies[0].Native.Policy.Spec.MatchConstraints
+	mc := set.Policies[0].VAP.Policy.Spec.MatchConstraints
 	if mc.NamespaceSelector == nil || mc.ObjectSelector == nil || *mc.MatchPolicy != "Equivalent" || *mc.ResourceRules[0].Scope != "*" ||
-		*set.Policies[0].Native.Policy.Spec.FailurePolicy != "Fail" {
+		*set.Policies[0].VAP.Policy.Spec.FailurePolicy != "Fail" {
 		t.Error("the apiserver's defaults were not applied")
 	}
 	if g := set.Groups[0]; g.Path() != "/validate/replicas" || g.Action != ActionValidate {
@@ -40,7 +40,7 @@ spec: {policyName: replicas, validationActions: [Deny, Audit]}
 	}
 }
 
-func TestNativeRejects(t *testing.T) {
+func TestVAPRejects(t *testing.T) {
 	vap := func(spec string) string {
 		return vapHeader + "kind: ValidatingAdmissionPolicy\nmetadata: {name: v}\nspec:\n" + spec
 	}

@@ -1,4 +1,4 @@
-package validation
+package labelrule
 
 import (
 	"slices"
@@ -7,7 +7,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
-func TestCheckLabels(t *testing.T) {
+func TestProblems(t *testing.T) {
 	env := &policy.Validate{Labels: []policy.LabelRule{{Key: "environment", Values: []string{"dev", "prod"}}}}
 	owner := &policy.Validate{Labels: []policy.LabelRule{{Key: "owner"}, {Key: "environment", Values: []string{"dev"}}}}
 	tests := []struct {
@@ -26,7 +26,7 @@ func TestCheckLabels(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := CheckLabels(tt.v, tt.labels); !slices.Equal(got, tt.want) {
+			if got := Problems(tt.v, tt.labels); !slices.Equal(got, tt.want) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})

@@ -8,11 +8,11 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/vap"
 )
 
-// validateNative enforces a group's ValidatingAdmissionPolicy (one per
+// validateVAP enforces a group's ValidatingAdmissionPolicy (one per
 // group) as the apiserver would.
-func (e *Engine) validateNative(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
+func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
 	p := g.Policies[0]
-	out, err := vap.Evaluate(ctx, p.Native, req, e.namespaces)
+	out, err := vap.Evaluate(ctx, p.VAP, req, e.namespaces)
 	if err != nil {
 		return errorAll(g, admission.BadRequest(err))
 	}

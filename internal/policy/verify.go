@@ -13,8 +13,8 @@ import (
 
 var knownOperations = []string{"CREATE", "UPDATE", "DELETE", "CONNECT", "*"}
 
-// check reports every problem of one policy, each with its field path.
-func (p *Policy) check() field.ErrorList {
+// verify reports every problem of one policy, each with its field path.
+func (p *Policy) verify() field.ErrorList {
 	var errs field.ErrorList
 	if p.APIVersion != APIVersion {
 		errs = append(errs, field.NotSupported(field.NewPath("apiVersion"), p.APIVersion, []string{APIVersion}))
@@ -31,7 +31,7 @@ func (p *Policy) check() field.ErrorList {
 		}
 	}
 	spec := field.NewPath("spec")
-	errs = append(errs, p.Spec.Match.check(spec.Child("match"))...)
+	errs = append(errs, p.Spec.Match.verify(spec.Child("match"))...)
 	switch p.Spec.FailurePolicy {
 	case "", Fail, Ignore:
 	default:
@@ -49,22 +49,22 @@ func (p *Policy) check() field.ErrorList {
 	case actions > 1:
 		errs = append(errs, field.Forbidden(spec, "a policy has exactly one action: validate, inject or mutate"))
 	case p.Spec.Mutate != nil:
-		errs = append(errs, p.Spec.Mutate.check(spec.Child("mutate"))...)
+		errs = append(errs, p.Spec.Mutate.verify(spec.Child("mutate"))...)
 		for i, op := range p.Spec.Match.Operations {
 			if op != "CREATE" && op != "UPDATE" {
 				errs = append(errs, field.NotSupported(spec.Child("match", "operations").Index(i), op, []string{"CREATE", "UPDATE"}))
 			}
 		}
 	case p.Spec.Validate != nil:
-		errs = append(errs, p.Spec.Validate.check(spec.Child("validate"))...)
+		errs = append(errs, p.Spec.Validate.verify(spec.Child("validate"))...)
 	default:
-		errs = append(errs, p.Spec.Inject.check(spec.Child("inject"))...)
-		errs = append(errs, checkInjectMatch(&p.Spec.Match, spec.Child("match"))...)
+		errs = append(errs, p.Spec.Inject.verify(spec.Child("inject"))...)
+		errs = append(errs, verifyInjectMatch(&p.Spec.Match, spec.Child("match"))...)
 	}
 	return errs
 }
 
-func (m *Match) check(path *field.Path) field.ErrorList {
+func (m *Match) verify(path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if len(m.Resources) == 0 {
 		errs = append(errs, field.Required(path.Child("resources"), "name at least one resource, e.g. pods"))
@@ -86,7 +86,7 @@ func (m *Match) check(path *field.Path) field.ErrorList {
 	if m.ObjectSelector != nil {
 		errs = append(errs, metav1validation.ValidateLabelSelector(m.ObjectSelector, opts, path.Child("objectSelector"))...)
 	}
-	errs = append(errs, checkNamedExpressions(path.Child("conditions"), m.Conditions, false)...)
+	errs = append(errs, verifyNamedExpressions(path.Child("conditions"), m.Conditions, false)...)
 	for i, ns := range m.ExcludeNamespaces {
 		for _, msg := range validation.IsDNS1123Label(ns) {
 			errs = append(errs, field.Invalid(path.Child("excludeNamespaces").Index(i), ns, msg))
@@ -95,7 +95,7 @@ func (m *Match) check(path *field.Path) field.ErrorList {
 	return errs
 }
 
-func (v *Validate) check(path *field.Path) field.ErrorList {
+func (v *Validate) verify(path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if len(v.Labels) == 0 && len(v.Expressions) == 0 {
 		errs = append(errs, field.Required(path, "name labels to require or CEL expressions to check"))
@@ -105,7 +105,7 @@ func (v *Validate) check(path *field.Path) field.ErrorList {
 	default:
 		errs = append(errs, field.NotSupported(path.Child("action"), v.Action, []ValidateAction{Deny, Warn, Audit}))
 	}
-	errs = append(errs, checkNamedExpressions(path.Child("variables"), v.Variables, true)...)
+	errs = append(errs, verifyNamedExpressions(path.Child("variables"), v.Variables, true)...)
 	for i, e := range v.Expressions {
 		if e.Expression == "" {
 			errs = append(errs, field.Required(path.Child("expressions").Index(i).Child("expression"), ""))
@@ -134,7 +134,7 @@ func (v *Validate) check(path *field.Path) field.ErrorList {
 	return errs
 }
 
-func (m *Mutate) check(path *field.Path) field.ErrorList {
+func (m *Mutate) verify(path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if len(m.Labels)+len(m.Annotations)+len(m.Patches) == 0 {
 		errs = append(errs, field.Required(path, "set labels or annotations, or give patches"))
@@ -160,7 +160,7 @@ func (m *Mutate) check(path *field.Path) field.ErrorList {
 	return errs
 }
 
-func (in *Inject) check(path *field.Path) field.ErrorList {
+func (in *Inject) verify(path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if len(in.Containers)+len(in.InitContainers)+len(in.Volumes)+len(in.ImagePullSecrets) == 0 {
 		errs = append(errs, field.Required(path, "inject at least one container, init container, volume or image pull secret"))
@@ -173,7 +173,7 @@ func (in *Inject) check(path *field.Path) field.ErrorList {
 	}{{"initContainers", in.InitContainers}, {"containers", in.Containers}} {
 		for i, c := range list.containers {
 			p := path.Child(list.field).Index(i)
-			errs = append(errs, checkName(p.Child("name"), c.Name, names)...)
+			errs = append(errs, verifyName(p.Child("name"), c.Name, names)...)
 			if c.Image == "" {
 				errs = append(errs, field.Required(p.Child("image"), "an injected container needs an image"))
 			}
@@ -181,7 +181,7 @@ func (in *Inject) check(path *field.Path) field.ErrorList {
 	}
 	volumes := sets.New[string]()
 	for i, v := range in.Volumes {
-		errs = append(errs, checkName(path.Child("volumes").Index(i).Child("name"), v.Name, volumes)...)
+		errs = append(errs, verifyName(path.Child("volumes").Index(i).Child("name"), v.Name, volumes)...)
 	}
 	secrets := sets.New[string]()
 	for i, s := range in.ImagePullSecrets {
@@ -205,10 +205,10 @@ func (in *Inject) check(path *field.Path) field.ErrorList {
 	return errs
 }
 
-// checkNamedExpressions checks conditions and variables: each has a unique
+// verifyNamedExpressions verifies conditions and variables: each has a unique
 // name (a qualified name for conditions, as matchConditions; a CEL
 // identifier for variables) and an expression.
-func checkNamedExpressions(path *field.Path, list []NamedExpression, variable bool) field.ErrorList {
+func verifyNamedExpressions(path *field.Path, list []NamedExpression, variable bool) field.ErrorList {
 	var errs field.ErrorList
 	seen := sets.New[string]()
 	for i, ne := range list {
@@ -233,7 +233,7 @@ func checkNamedExpressions(path *field.Path, list []NamedExpression, variable bo
 
 var celIdentifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-func checkName(path *field.Path, name string, seen sets.Set[string]) field.ErrorList {
+func verifyName(path *field.Path, name string, seen sets.Set[string]) field.ErrorList {
 	if name == "" {
 		return field.ErrorList{field.Required(path, "")}
 	}
@@ -248,9 +248,9 @@ func checkName(path *field.Path, name string, seen sets.Set[string]) field.Error
 	return errs
 }
 
-// checkInjectMatch keeps injection to what a Pod allows: containers can only
+// verifyInjectMatch keeps injection to what a Pod allows: containers can only
 // be added when a Pod is created, never by an update.
-func checkInjectMatch(m *Match, path *field.Path) field.ErrorList {
+func verifyInjectMatch(m *Match, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if len(m.Conditions) > 0 {
 		errs = append(errs, field.Forbidden(path.Child("conditions"), "not supported for injection policies yet"))

@@ -12,9 +12,9 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/cel"
 )
 
-// Native is a Kubernetes ValidatingAdmissionPolicy, taken as users apply it
+// VAP is a Kubernetes ValidatingAdmissionPolicy, taken as users apply it
 // to a cluster, with the bindings that refer to it.
-type Native struct {
+type VAP struct {
 	Policy   *admissionregistrationv1.ValidatingAdmissionPolicy
 	Bindings []*admissionregistrationv1.ValidatingAdmissionPolicyBinding
 	// Validator is the policy compiled by the apiserver's own code.
@@ -23,8 +23,8 @@ type Native struct {
 
 const admissionRegistrationV1 = "admissionregistration.k8s.io/v1"
 
-// isNative tells whether a document is a ValidatingAdmissionPolicy or binding.
-func isNative(js []byte) (kind string, ok bool) {
+// isVAP tells whether a document is a ValidatingAdmissionPolicy or binding.
+func isVAP(js []byte) (kind string, ok bool) {
 	var tm metav1.TypeMeta
 	if json.Unmarshal(js, &tm) != nil || tm.APIVersion != admissionRegistrationV1 {
 		return "", false
@@ -36,10 +36,10 @@ func isNative(js []byte) (kind string, ok bool) {
 	return "", false
 }
 
-// decodeNative reads a ValidatingAdmissionPolicy or binding strictly, applies
-// the defaults the apiserver applies when storing it, and checks what
+// decodeVAP reads a ValidatingAdmissionPolicy or binding strictly, applies
+// the defaults the apiserver applies when storing it, and verifies what
 // tollgate supports.
-func decodeNative(kind string, js []byte) (*Policy, field.ErrorList) {
+func decodeVAP(kind string, js []byte) (*Policy, field.ErrorList) {
 	strict := func(v any) field.ErrorList {
 		se, err := sigsjson.UnmarshalStrict(js, v, sigsjson.DisallowUnknownFields)
 		if err != nil {
@@ -127,7 +127,7 @@ func decodeNative(kind string, js []byte) (*Policy, field.ErrorList) {
 	return &Policy{
 		Metadata: Metadata{Name: vap.Name},
 		Spec:     Spec{FailurePolicy: failure},
-		Native:   &Native{Policy: vap, Validator: compiled},
+		VAP:      &VAP{Policy: vap, Validator: compiled},
 	}, nil
 }
 
@@ -158,12 +158,13 @@ func defaultMatchResources(m *admissionregistrationv1.MatchResources) {
 	}
 }
 
-// attachBindings gives each native policy its bindings; a binding naming a
-// policy that is not loaded is an error, since it would silently do nothing.
+// attachBindings gives each ValidatingAdmissionPolicy its bindings; a binding
+// naming a policy that is not loaded is an error, since it would silently do
+// nothing.
 func attachBindings(policies []*Policy) ([]*Policy, []error) {
 	byName := map[string]*Policy{}
 	for _, p := range policies {
-		if p.Native != nil {
+		if p.VAP != nil {
 			byName[p.Name()] = p
 		}
 	}
@@ -179,7 +180,7 @@ func attachBindings(policies []*Policy) ([]*Policy, []error) {
 			errs = append(errs, fmt.Errorf("%s: ValidatingAdmissionPolicyBinding %q: spec.policyName: ValidatingAdmissionPolicy %q is not loaded", p.Source, p.Name(), p.binding.Spec.PolicyName))
 			continue
 		}
-		target.Native.Bindings = append(target.Native.Bindings, p.binding)
+		target.VAP.Bindings = append(target.VAP.Bindings, p.binding)
 	}
 	return out, errs
 }

@@ -1,7 +1,7 @@
-// Package check runs manifests through the engine offline, as the apiserver
+// Package offline runs manifests through the engine offline, as the apiserver
 // would send them: every mutating group first, each patch applied in turn,
 // then every validating group on the mutated object.
-package check
+package offline
 
 import (
 	"context"

@@ -1,6 +1,7 @@
-// Package validation evaluates validating policies against an object and
-// explains each violation in words a person can act on.
-package validation
+// Package labelrule evaluates the label rules of a validating policy against
+// an object's labels and explains each violation in words a person can act on.
+// (CEL validation is in internal/engine and internal/cel.)
+package labelrule
 
 import (
 	"fmt"
@@ -36,9 +37,9 @@ func (s Subject) String() string {
 	return out
 }
 
-// CheckLabels returns what the labels lack for the policy, one entry per
+// Problems returns what the labels lack for the policy, one entry per
 // rule broken; nil means the labels satisfy it.
-func CheckLabels(v *policy.Validate, labels map[string]string) []string {
+func Problems(v *policy.Validate, labels map[string]string) []string {
 	var problems []string
 	for _, rule := range v.Labels {
 		value, ok := labels[rule.Key]
