@@ -12,17 +12,17 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/tollgate-dev/tollgate/internal/check"
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/manifest"
+	"github.com/tollgate-dev/tollgate/internal/offline"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-// findings are what check.Run could return for testdata/resources.yaml:
+// findings are what offline.Run could return for testdata/resources.yaml:
 // the Pod mutated and judged by three policies, the Job (generateName) with a
 // warning and a skip, the Namespace passing, the Widget unknown.
-func findings(t *testing.T) []check.Finding {
+func findings(t *testing.T) []offline.Finding {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "resources.yaml"))
 	if err != nil {
@@ -43,7 +43,7 @@ func findings(t *testing.T) []check.Finding {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return []check.Finding{
+	return []offline.Finding{
 		{Object: objs[0], Patched: patched, Results: []engine.Result{
 			{Policy: "nginx-sidecar", Outcome: engine.Pass, Message: "injected"},
 			{Policy: "require-environment", Outcome: engine.Fail, Message: `label "environment" must be one of dev, prod`},

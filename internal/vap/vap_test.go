@@ -10,29 +10,29 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	tgadmission "github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
-func natives(t *testing.T) map[string]*policy.Native {
+func natives(t *testing.T) map[string]*policy.VAP {
 	t.Helper()
 	set, err := policy.LoadPath(filepath.Join("testdata", "policies.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]*policy.Native{}
+	out := map[string]*policy.VAP{}
 	for _, p := range set.Policies {
-		if p.Native == nil {
+		if p.VAP == nil {
 			t.Fatalf("%s is not a ValidatingAdmissionPolicy", p.Name())
 		}
-		out[p.Name()] = p.Native
+		out[p.Name()] = p.VAP
 	}
 	return out
 }
 
 // review reads a captured AdmissionReview, lets edit change its request
 // (as decoded JSON), and decodes it as the server does.
-func review(t *testing.T, file string, edit func(req map[string]any)) *tgadmission.Request {
+func review(t *testing.T, file string, edit func(req map[string]any)) *admission.Request {
 	t.Helper()
 	body, err := os.ReadFile(filepath.Join("testdata", file))
 	if err != nil {
@@ -48,7 +48,7 @@ func review(t *testing.T, file string, edit func(req map[string]any)) *tgadmissi
 			t.Fatal(err)
 		}
 	}
-	rev, err := tgadmission.Decode(body)
+	rev, err := admission.Decode(body)
 	if err != nil {
 		t.Fatal(err)
 	}
