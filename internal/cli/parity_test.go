@@ -70,7 +70,7 @@ func TestReviewParity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Engine: engine.New(set, engine.Options{}), Certificates: src, Logger: quiet})
+	srv, err := server.New(server.Config{Routes: routes(engine.New(set, engine.Options{})), Certificates: src, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

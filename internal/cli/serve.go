@@ -149,7 +149,7 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 			return usageError(fmt.Errorf("--client-ca-file %s holds no PEM certificate", o.clientCAFile))
 		}
 	}
-	srvCfg.Engine = engine.New(set.current(), engOpts)
+	srvCfg.Routes = routes(engine.New(set.current(), engOpts))
 	srv, err := server.New(srvCfg)
 	if err != nil {
 		return err
@@ -159,7 +159,7 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 			OnLoad: func(s *policy.Set) {
 				met.PolicyLoad(nil)
 				set.replace(s)
-				srv.SetEngine(engine.New(s, engOpts))
+				srv.SetRoutes(routes(engine.New(s, engOpts)))
 				log.Info("policies reloaded", slog.Any("policies", s.Names()))
 			},
 			OnError: func(err error) {
@@ -174,6 +174,15 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 	}
 	group.Go(func() error { return srv.Serve(ctx) })
 	return group.Wait()
+}
+
+// routes is the server's table for an engine: one review path per policy group.
+func routes(eng *engine.Engine) server.Routes {
+	var table server.Routes
+	for _, g := range eng.Set().Groups {
+		table = append(table, server.Route{Path: g.Path(), Handler: eng.Handler(g)})
+	}
+	return table
 }
 
 func (o *serveOptions) kubeconfigNeeded() bool {
