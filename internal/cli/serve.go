@@ -104,7 +104,7 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 		ShutdownTimeout: o.shutdownTimeout,
 		DrainDelay:      o.drainDelay,
 		HTTP2:           o.http2,
-		Observe:         met.Observe,
+		Observer:        met,
 	}
 	switch source {
 	case certSourceSelf:

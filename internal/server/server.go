@@ -44,8 +44,8 @@ type Config struct {
 	DrainDelay time.Duration
 	// Timeouts bound what a slow or stalled client can hold.
 	Timeouts Timeouts
-	// Observe is told of every review (metrics); optional.
-	Observe func(webhook.Observation)
+	// Observer is told of every review (metrics); optional.
+	Observer webhook.Observer
 	// ReadyChecks must all pass for /readyz, beside the certificate's health.
 	ReadyChecks []func() error
 	// ClientCAs, when set, authenticates the apiserver: review paths answer
@@ -154,7 +154,7 @@ func (s *Server) SetRoutes(routes Routes) {
 	snap := &snapshot{endpoints: make(map[string]http.Handler, len(routes))}
 	for _, r := range routes {
 		snap.paths = append(snap.paths, r.Path)
-		snap.endpoints[r.Path] = webhook.New(r.Handler, webhook.Options{Logger: s.cfg.Logger, Observe: s.cfg.Observe})
+		snap.endpoints[r.Path] = webhook.New(r.Handler, webhook.Options{Logger: s.cfg.Logger, Observer: s.cfg.Observer})
 	}
 	s.current.Store(snap)
 }
@@ -170,7 +170,7 @@ func (s *Server) routes() http.Handler {
 		resp.Warnings = []string{"tollgate: this replica has no policies for this webhook yet; policies are being reloaded"}
 		admission.LoggerFrom(ctx).Warn("review for a webhook this replica does not serve; allowed")
 		return resp
-	}), webhook.Options{Logger: s.cfg.Logger, Observe: s.cfg.Observe})
+	}), webhook.Options{Logger: s.cfg.Logger, Observer: s.cfg.Observer})
 	review := func(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.ClientCAs != nil && (r.TLS == nil || len(r.TLS.VerifiedChains) == 0) {
 			writeText(w, http.StatusUnauthorized, "a client certificate signed by --client-ca-file is required")
