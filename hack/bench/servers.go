@@ -17,6 +17,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/certs"
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/policy"
+	"github.com/tollgate-dev/tollgate/internal/replica"
 	"github.com/tollgate-dev/tollgate/internal/server"
 )
 
@@ -86,7 +87,7 @@ func typical() http.Handler {
 // does in production (to nowhere).
 func tollgate(set *policy.Set, src *certs.FileSource) (http.Handler, error) {
 	srv, err := server.New(server.Config{
-		Routes:       routes(engine.New(set, engine.Options{})),
+		Routes:       replica.Routes(engine.New(set, engine.Options{})),
 		Certificates: src,
 		Logger:       slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	})
@@ -94,13 +95,4 @@ func tollgate(set *policy.Set, src *certs.FileSource) (http.Handler, error) {
 		return nil, err
 	}
 	return srv.Handler(), nil
-}
-
-// routes is the table tollgate serves for an engine: one path per group.
-func routes(eng *engine.Engine) server.Routes {
-	var table server.Routes
-	for _, g := range eng.Set().Groups {
-		table = append(table, server.Route{Path: g.Path(), Handler: eng.Handler(g)})
-	}
-	return table
 }
