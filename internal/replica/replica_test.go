@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -113,13 +114,17 @@ func TestRun(t *testing.T) {
 	if got := review("/validate/require-team"); !strings.Contains(got, "no policies for this webhook yet") {
 		t.Errorf("review of a path not loaded: %s", got)
 	}
-	if err := os.WriteFile(policies, []byte(requireEnvironment+requireTeam), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// Each write differs from the last: the watcher takes its first look
+	// when its goroutine starts, which under load may be after a write.
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(review("/validate/require-team"), `"allowed":false`) {
+	for n := 0; !strings.Contains(review("/validate/require-team"), `"allowed":false`); n++ {
 		if time.Now().After(deadline) {
 			t.Fatalf("the reloaded policy never decided; logs:\n%s", logs)
+		}
+		if n%10 == 0 {
+			if err := os.WriteFile(policies, []byte(requireEnvironment+requireTeam+"# "+strconv.Itoa(n)+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
