@@ -17,6 +17,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/certs"
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/policy"
+	"github.com/tollgate-dev/tollgate/internal/replica"
 	"github.com/tollgate-dev/tollgate/internal/server"
 )
 
@@ -86,7 +87,7 @@ func typical() http.Handler {
 // does in production (to nowhere).
 func tollgate(set *policy.Set, src *certs.FileSource) (http.Handler, error) {
 	srv, err := server.New(server.Config{
-		Engine:       engine.New(set, engine.Options{}),
+		Routes:       replica.Routes(engine.New(set, engine.Options{})),
 		Certificates: src,
 		Logger:       slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	})

@@ -48,7 +48,7 @@ func Decode(body []byte) (*Review, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, fmt.Errorf("%w: empty body", ErrBadReview)
 	}
-	if err := ValidJSON(body); err != nil {
+	if err := jsonscan.Valid(body); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadReview, err)
 	}
 	if t := jsonscan.TypeOf(body); t != fastjson.TypeObject {

@@ -40,7 +40,7 @@ func metasOf(p *fastjson.Parser, object, oldObject []byte, valid bool) *metas {
 // null. Only metadata and spec are parsed.
 func objectMeta(p *fastjson.Parser, raw []byte, valid bool) (*ObjectMeta, error) {
 	if !valid && len(raw) > 0 {
-		if err := ValidJSON(raw); err != nil {
+		if err := jsonscan.Valid(raw); err != nil {
 			return nil, fmt.Errorf("cannot read object: %w", err)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/valyala/fastjson"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 )
 
 // The decoder of the previous version, which parsed the whole review with
@@ -14,7 +16,7 @@ import (
 // every object in the second mode, Decode's: the first member of the name,
 // unescaped.
 func referenceDecode(body []byte) (*Review, error) {
-	if err := ValidJSON(body); err != nil {
+	if err := jsonscan.Valid(body); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadReview, err)
 	}
 	var p fastjson.Parser

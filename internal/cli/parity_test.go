@@ -18,6 +18,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/certs"
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/policy"
+	"github.com/tollgate-dev/tollgate/internal/replica"
 	"github.com/tollgate-dev/tollgate/internal/server"
 )
 
@@ -70,7 +71,7 @@ func TestReviewParity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Engine: engine.New(set, engine.Options{}), Certificates: src, Logger: quiet})
+	srv, err := server.New(server.Config{Routes: replica.Routes(engine.New(set, engine.Options{})), Certificates: src, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

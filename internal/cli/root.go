@@ -1,5 +1,6 @@
 // Package cli holds tollgate's commands. Each command only parses flags and
-// wires the internal packages together; none holds policy logic.
+// hands them to the internal packages; none holds policy logic. serve turns
+// its flags into a replica.Config, and internal/replica runs the server.
 package cli
 
 import (

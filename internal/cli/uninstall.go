@@ -1,15 +1,17 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tollgate-dev/tollgate/internal/kubeclient"
 	"github.com/tollgate-dev/tollgate/internal/registration"
 )
 
 func newUninstallCommand() *cobra.Command {
-	var c clusterOptions
+	var kubeconfig string
 	var name string
 	cmd := &cobra.Command{
 		Use:   "uninstall",
@@ -18,11 +20,14 @@ func newUninstallCommand() *cobra.Command {
 			"(kubectl delete -k deploy/): a running leader puts them back.",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cl, err := c.connect(true)
+			client, err := kubeclient.New(kubeconfig)
+			if errors.Is(err, kubeclient.ErrNoAccess) {
+				return usageError(err)
+			}
 			if err != nil {
 				return err
 			}
-			deleted, err := registration.Uninstall(cmd.Context(), cl.client, name)
+			deleted, err := registration.Uninstall(cmd.Context(), client, name)
 			for _, d := range deleted {
 				fmt.Fprintln(cmd.OutOrStdout(), "deleted", d)
 			}
@@ -32,7 +37,7 @@ func newUninstallCommand() *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&c.kubeconfig, "kubeconfig", "", "kubeconfig (default: in-cluster)")
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig (default: in-cluster)")
 	cmd.Flags().StringVar(&name, "name", "tollgate", "name of the webhook configurations")
 	return cmd
 }

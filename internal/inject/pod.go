@@ -3,7 +3,6 @@ package inject
 import (
 	"fmt"
 
-	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 
 	"github.com/valyala/fastjson"
@@ -37,7 +36,7 @@ var parsers fastjson.ParserPool
 // could not have sent (a list that is not a list of objects with a string
 // name, annotations that are not strings).
 func PodFromJSON(raw []byte) (*Pod, error) {
-	if err := admission.ValidJSON(raw); err != nil {
+	if err := jsonscan.Valid(raw); err != nil {
 		return nil, fmt.Errorf("cannot read pod: %w", err)
 	}
 	return PodFromEncodedJSON(raw)

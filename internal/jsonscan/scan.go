@@ -18,7 +18,7 @@ import (
 // that b starts with (what follows the object is ignored), nil for those it
 // lacks; the first of that name, keys compared unescaped, when a name is
 // repeated (the apiserver never repeats one). b must be valid JSON
-// (ValidJSON): the scan trusts its syntax and never recurses, so depth
+// (Valid): the scan trusts its syntax and never recurses, so depth
 // costs nothing.
 func Members(b []byte, keys ...string) [][]byte { return scan(b, false, keys) }
 

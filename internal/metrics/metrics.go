@@ -1,6 +1,7 @@
 // Package metrics exposes tollgate's Prometheus metrics. It observes reviews
-// from the transport (webhook.Options.Observe) rather than living inside the
-// policy code, and serves them on a listener of their own.
+// from the transport (it is a webhook.Observer, without knowing the
+// transport) rather than living inside the policy code, and serves them on a
+// listener of their own.
 package metrics
 
 import (
@@ -16,7 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/tollgate-dev/tollgate/internal/webhook"
+	"github.com/tollgate-dev/tollgate/internal/admission"
 )
 
 // Metrics holds tollgate's collectors in a registry of its own.
@@ -68,19 +69,19 @@ func New() *Metrics {
 	return m
 }
 
-// Observe records one review; it is webhook.Options.Observe.
-func (m *Metrics) Observe(o webhook.Observation) {
-	if o.Panicked {
+// Observe records one review: its path, answer, duration and whether the
+// handler panicked. It makes Metrics a webhook.Observer.
+func (m *Metrics) Observe(path string, resp admission.Response, took time.Duration, panicked bool) {
+	if panicked {
 		m.panics.Inc()
 	}
-	resp := o.Response
 	code := resp.Code
 	if code == 0 {
 		code = http.StatusOK
 	}
 	decision := resp.Decision()
-	m.reviews.WithLabelValues(o.Path, decision, strconv.Itoa(int(code))).Inc()
-	m.latency.WithLabelValues(o.Path).Observe(o.Duration.Seconds())
+	m.reviews.WithLabelValues(path, decision, strconv.Itoa(int(code))).Inc()
+	m.latency.WithLabelValues(path).Observe(took.Seconds())
 	for _, p := range resp.Policies {
 		m.policies.WithLabelValues(p, decision).Inc()
 		if decision == "patched" {

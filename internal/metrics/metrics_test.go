@@ -10,7 +10,6 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/jsonpatch"
-	"github.com/tollgate-dev/tollgate/internal/webhook"
 )
 
 func TestObserve(t *testing.T) {
@@ -19,9 +18,9 @@ func TestObserve(t *testing.T) {
 	patched.Policies = []string{"nginx-sidecar"}
 	denied := admission.Denied("no")
 	denied.Policies = []string{"require-environment"}
-	m.Observe(webhook.Observation{Path: "/mutate/nginx-sidecar", Response: patched, Duration: 80 * time.Microsecond})
-	m.Observe(webhook.Observation{Path: "/validate/require-environment", Response: denied, Duration: 3 * time.Millisecond})
-	m.Observe(webhook.Observation{Path: "/validate/require-environment", Response: admission.Errored(errors.New("boom")), Panicked: true})
+	m.Observe("/mutate/nginx-sidecar", patched, 80*time.Microsecond, false)
+	m.Observe("/validate/require-environment", denied, 3*time.Millisecond, false)
+	m.Observe("/validate/require-environment", admission.Errored(errors.New("boom")), 0, true)
 	want := `
 # HELP tollgate_reviews_total Admission reviews answered, by path, decision (allowed, patched, denied) and status code.
 # TYPE tollgate_reviews_total counter

@@ -57,7 +57,7 @@ func TestNoLeakAcrossReviewsAndReloads(t *testing.T) {
 				t.Fatalf("%s: HTTP %d", path, resp.StatusCode)
 			}
 		}
-		ts.srv.SetEngine(engine.New(set, engine.Options{}))
+		ts.srv.SetRoutes(engineRoutes(engine.New(set, engine.Options{})))
 		heap[r] = liveHeap()
 	}
 	t.Logf("live heap after each round of %d reviews and a reload: %v", perRound, kib(heap))

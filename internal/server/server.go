@@ -1,5 +1,7 @@
-// Package server assembles tollgate's HTTPS server: the review paths of every
-// policy group, health endpoints, TLS and timeouts, and graceful shutdown.
+// Package server assembles tollgate's HTTPS server: a table of review paths
+// and their handlers, health endpoints, TLS and timeouts, and graceful
+// shutdown. What the handlers decide, and which paths there are, is the
+// caller's: the server knows nothing of policies.
 package server
 
 import (
@@ -11,11 +13,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
-	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/webhook"
 )
 
@@ -27,8 +29,10 @@ type CertificateSource interface {
 
 // Config configures a Server.
 type Config struct {
-	Listen       string
-	Engine       *engine.Engine
+	Listen string
+	// Routes are the review paths served at first; SetRoutes replaces them.
+	// A path not in the table is allowed with a warning (see routes).
+	Routes       Routes
 	Certificates CertificateSource
 	Logger       *slog.Logger
 	// ShutdownTimeout bounds how long in-flight reviews may take to finish.
@@ -40,8 +44,8 @@ type Config struct {
 	DrainDelay time.Duration
 	// Timeouts bound what a slow or stalled client can hold.
 	Timeouts Timeouts
-	// Observe is told of every review (metrics); optional.
-	Observe func(webhook.Observation)
+	// Observer is told of every review (metrics); optional.
+	Observer webhook.Observer
 	// ReadyChecks must all pass for /readyz, beside the certificate's health.
 	ReadyChecks []func() error
 	// ClientCAs, when set, authenticates the apiserver: review paths answer
@@ -89,22 +93,22 @@ type Server struct {
 	current      atomic.Pointer[snapshot]
 }
 
-// snapshot is one policy set's engine and its review endpoints. A request
-// is answered wholly by the snapshot it started with, so a reload never
-// answers it with half of one set and half of another.
+// snapshot is one routes table and its review endpoints. A request is
+// answered wholly by the snapshot it started with, so a reload never
+// answers it with half of one table and half of another.
 type snapshot struct {
-	engine    *engine.Engine
+	paths     []string
 	endpoints map[string]http.Handler
 }
 
 // New builds the server; nothing listens until Serve.
 func New(cfg Config) (*Server, error) {
 	cfg.defaults()
-	if cfg.Engine == nil || cfg.Certificates == nil {
-		return nil, errors.New("server: an engine and a certificate source are required")
+	if cfg.Certificates == nil {
+		return nil, errors.New("server: a certificate source is required")
 	}
 	s := &Server{cfg: cfg}
-	s.SetEngine(cfg.Engine)
+	s.SetRoutes(cfg.Routes)
 	s.http = &http.Server{
 		Handler:   s.routes(),
 		TLSConfig: TLSConfig(cfg.Certificates),
@@ -145,18 +149,19 @@ func TLSConfig(src CertificateSource) *tls.Config {
 	}
 }
 
-// SetEngine swaps in the engine of a new policy set, atomically.
-func (s *Server) SetEngine(eng *engine.Engine) {
-	snap := &snapshot{engine: eng, endpoints: map[string]http.Handler{}}
-	for _, g := range eng.Set().Groups {
-		snap.endpoints[g.Path()] = webhook.New(eng.Handler(g), webhook.Options{Logger: s.cfg.Logger, Observe: s.cfg.Observe})
+// SetRoutes swaps in a new routes table, atomically.
+func (s *Server) SetRoutes(routes Routes) {
+	snap := &snapshot{endpoints: make(map[string]http.Handler, len(routes))}
+	for _, r := range routes {
+		snap.paths = append(snap.paths, r.Path)
+		snap.endpoints[r.Path] = webhook.New(r.Handler, webhook.Options{Logger: s.cfg.Logger, Observer: s.cfg.Observer})
 	}
 	s.current.Store(snap)
 }
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	// A path of no loaded group is answered, not refused: during a reload
+	// A path not in the table is answered, not refused: during a reload
 	// the apiserver may call a replica that has not loaded (or has already
 	// dropped) a group the registration names, and a 404 would fail the
 	// request under failurePolicy Fail.
@@ -165,7 +170,7 @@ func (s *Server) routes() http.Handler {
 		resp.Warnings = []string{"tollgate: this replica has no policies for this webhook yet; policies are being reloaded"}
 		admission.LoggerFrom(ctx).Warn("review for a webhook this replica does not serve; allowed")
 		return resp
-	}), webhook.Options{Logger: s.cfg.Logger, Observe: s.cfg.Observe})
+	}), webhook.Options{Logger: s.cfg.Logger, Observer: s.cfg.Observer})
 	review := func(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.ClientCAs != nil && (r.TLS == nil || len(r.TLS.VerifiedChains) == 0) {
 			writeText(w, http.StatusUnauthorized, "a client certificate signed by --client-ca-file is required")
@@ -254,14 +259,8 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// Paths lists the review paths the server answers on.
-func (s *Server) Paths() []string {
-	var paths []string
-	for _, g := range s.current.Load().engine.Set().Groups {
-		paths = append(paths, g.Path())
-	}
-	return paths
-}
+// Paths lists the review paths the server answers on, in the table's order.
+func (s *Server) Paths() []string { return slices.Clone(s.current.Load().paths) }
 
 func writeText(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

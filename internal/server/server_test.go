@@ -46,7 +46,7 @@ func startConfigured(t *testing.T, configure func(*Config)) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Engine: engine.New(set, engine.Options{}), Certificates: src, Logger: log}
+	cfg := Config{Routes: engineRoutes(engine.New(set, engine.Options{})), Certificates: src, Logger: log}
 	if configure != nil {
 		configure(&cfg)
 	}
@@ -73,6 +73,16 @@ func startConfigured(t *testing.T, configure func(*Config)) *testServer {
 	}
 	t.Cleanup(func() { _ = ts.stop(); ts.client.CloseIdleConnections() })
 	return ts
+}
+
+// engineRoutes is the table a replica serves: one route per policy group.
+// The server does not know the engine; its tests drive it with the real one.
+func engineRoutes(eng *engine.Engine) Routes {
+	var routes Routes
+	for _, g := range eng.Set().Groups {
+		routes = append(routes, Route{Path: g.Path(), Handler: eng.Handler(g)})
+	}
+	return routes
 }
 
 func (ts *testServer) get(t *testing.T, path string) (int, string, *http.Response) {

@@ -27,16 +27,15 @@ const DefaultMaxBodyBytes = 7 << 20
 type Options struct {
 	Logger       *slog.Logger
 	MaxBodyBytes int64
-	// Observe, when set, is told of every review answered (metrics).
-	Observe func(Observation)
+	// Observer, when set, is told of every review answered (metrics).
+	Observer Observer
 }
 
-// Observation is one answered review, for metrics.
-type Observation struct {
-	Path     string
-	Response admission.Response
-	Duration time.Duration
-	Panicked bool
+// Observer is told of every review an endpoint answers: its path, the
+// answer, how long it took and whether the handler panicked. The metrics
+// implement it; the transport does not know them.
+type Observer interface {
+	Observe(path string, resp admission.Response, took time.Duration, panicked bool)
 }
 
 func (o *Options) defaults() {
@@ -113,8 +112,8 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		attrs = append(attrs, slog.Any("warnings", resp.Warnings))
 	}
 	log.LogAttrs(r.Context(), slog.LevelInfo, "review", attrs...)
-	if e.opts.Observe != nil {
-		e.opts.Observe(Observation{Path: r.URL.Path, Response: resp, Duration: time.Since(start), Panicked: reply.Panicked})
+	if e.opts.Observer != nil {
+		e.opts.Observer.Observe(r.URL.Path, resp, time.Since(start), reply.Panicked)
 	}
 }
 

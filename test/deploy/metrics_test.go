@@ -18,7 +18,6 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/jsonpatch"
 	"github.com/tollgate-dev/tollgate/internal/metrics"
-	"github.com/tollgate-dev/tollgate/internal/webhook"
 )
 
 const (
@@ -158,9 +157,9 @@ func exported(t *testing.T) (string, map[string]bool) {
 	m := metrics.New()
 	deny := admission.Denied("no")
 	deny.Policies = []string{"require-environment"}
-	m.Observe(webhook.Observation{Path: "/validate/require-environment", Response: deny, Duration: time.Millisecond})
+	m.Observe("/validate/require-environment", deny, time.Millisecond, false)
 	patch := admission.Response{Allowed: true, Patch: jsonpatch.Patch{jsonpatch.Add("/x", []byte("1"))}, Policies: []string{"nginx-sidecar"}}
-	m.Observe(webhook.Observation{Path: "/mutate", Response: patch, Duration: time.Millisecond, Panicked: true})
+	m.Observe("/mutate", patch, time.Millisecond, true)
 	m.CertificateExpiry("serving", time.Now())
 	m.PolicyLoad(nil)
 	m.PolicyLoad(errors.New("bad policy"))

@@ -1,11 +1,11 @@
-package admission
+package jsonscan
 
 import (
 	"strings"
 	"testing"
 )
 
-func TestValidJSON(t *testing.T) {
+func TestValid(t *testing.T) {
 	tests := []struct {
 		in      string
 		ok      bool
@@ -28,12 +28,12 @@ func TestValidJSON(t *testing.T) {
 		{``, false, "unexpected end of JSON input"},
 	}
 	for _, tt := range tests {
-		err := ValidJSON([]byte(tt.in))
+		err := Valid([]byte(tt.in))
 		if (err == nil) != tt.ok {
-			t.Errorf("ValidJSON(%q) = %v, want ok=%v", tt.in, err, tt.ok)
+			t.Errorf("Valid(%q) = %v, want ok=%v", tt.in, err, tt.ok)
 		}
 		if err != nil && !strings.Contains(err.Error(), tt.message) {
-			t.Errorf("ValidJSON(%q) = %q, want it to say %q", tt.in, err, tt.message)
+			t.Errorf("Valid(%q) = %q, want it to say %q", tt.in, err, tt.message)
 		}
 	}
 }

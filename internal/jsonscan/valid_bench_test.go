@@ -1,4 +1,4 @@
-package admission
+package jsonscan
 
 import (
 	"encoding/json"
@@ -8,11 +8,11 @@ import (
 	"github.com/valyala/fastjson"
 )
 
-// BenchmarkValidJSON compares the two validators on the captured review:
-// ValidJSON uses encoding/json's, which is strict and, with Go 1.27.3, the
+// BenchmarkValid compares the two validators on the captured review:
+// Valid uses encoding/json's, which is strict and, with Go 1.27.3, the
 // faster (17.5 µs against 23 µs here).
-func BenchmarkValidJSON(b *testing.B) {
-	body, err := os.ReadFile("testdata/review-pod-create.json")
+func BenchmarkValid(b *testing.B) {
+	body, err := os.ReadFile("../admission/testdata/review-pod-create.json")
 	if err != nil {
 		b.Fatal(err)
 	}

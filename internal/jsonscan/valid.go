@@ -1,16 +1,16 @@
-package admission
+package jsonscan
 
 import (
 	"encoding/json"
 	"errors"
 )
 
-// ValidJSON checks b is JSON as encoding/json and the apiserver accept it:
+// Valid checks b is JSON as encoding/json and the apiserver accept it:
 // RFC 8259, raw control characters in strings refused (fastjson's own
 // validation lets them through; the fuzzer found it). encoding/json's check
-// is also the faster one since Go 1.27 (BenchmarkValidJSON); the slower
+// is also the faster one since Go 1.27 (BenchmarkValid); the slower
 // decoding runs only to say what is wrong.
-func ValidJSON(b []byte) error {
+func Valid(b []byte) error {
 	if json.Valid(b) {
 		return nil
 	}

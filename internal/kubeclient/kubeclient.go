@@ -1,0 +1,40 @@
+// Package kubeclient gives tollgate its cluster access: a clientset from a
+// kubeconfig file, or from the Pod's service account when it runs in one.
+package kubeclient
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// ErrNoAccess: no kubeconfig was given and the process is not in a Pod.
+var ErrNoAccess = errors.New("cluster access needed: give --kubeconfig, or run in a Pod")
+
+// New returns a clientset for kubeconfig, or in-cluster when it is empty
+// and $KUBERNETES_SERVICE_HOST is set; ErrNoAccess otherwise.
+func New(kubeconfig string) (kubernetes.Interface, error) {
+	var cfg *rest.Config
+	var err error
+	switch {
+	case kubeconfig != "":
+		cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+	case os.Getenv("KUBERNETES_SERVICE_HOST") != "":
+		cfg, err = rest.InClusterConfig()
+	default:
+		return nil, ErrNoAccess
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster access: %w", err)
+	}
+	cfg.UserAgent = "tollgate"
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster access: %w", err)
+	}
+	return client, nil
+}

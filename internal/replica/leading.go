@@ -1,0 +1,82 @@
+package replica
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/leader"
+	"github.com/tollgate-dev/tollgate/internal/registration"
+)
+
+// registerWithFiles has the leader keep the webhook configurations of a
+// replica that serves certificate files (its own, or cert-manager's).
+func (r *replica) registerWithFiles(ctx context.Context, cl *cluster, source string) error {
+	c := &r.cfg.Cluster
+	if !c.Register {
+		return nil
+	}
+	syncer := r.syncer(cl)
+	switch {
+	case source == CertSourceCertManager && c.InjectCAFrom == "":
+		return configError("--cert-source=cert-manager needs --inject-ca-from NAMESPACE/CERTIFICATE")
+	case source == CertSourceFiles:
+		if c.CAFile == "" {
+			return configError("registering with --cert-source=files needs --ca-file (or --register=false)")
+		}
+		ca, err := os.ReadFile(c.CAFile)
+		if err != nil {
+			return fmt.Errorf("--ca-file: %w", err)
+		}
+		syncer.Options.CABundle = ca
+	}
+	r.lead(ctx, cl, func(ctx context.Context) { syncer.Run(ctx, r.policies.kick) })
+	return nil
+}
+
+// syncer keeps the webhook configurations of the current policy set.
+func (r *replica) syncer(cl *cluster) *registration.Syncer {
+	c := &r.cfg.Cluster
+	set := r.policies.current()
+	return &registration.Syncer{
+		Client:   cl.client,
+		Policies: r.policies.current,
+		Options: registration.Options{
+			Name:               c.WebhookName,
+			Service:            &registration.Service{Name: c.ServiceName, Namespace: r.cfg.Namespace, Port: c.ServicePort},
+			TimeoutSeconds:     c.WebhookTimeoutSeconds,
+			ExcludedNamespaces: engine.New(set, engine.Options{OwnNamespace: r.cfg.Namespace}).Excluded(),
+			CAInjectFrom:       c.InjectCAFrom,
+		},
+		Log:    r.log,
+		Resync: c.RegistrationResync,
+	}
+}
+
+// lead runs work on the leader only, or on this replica when election is
+// off, until ctx ends; the Lease is released then.
+func (r *replica) lead(ctx context.Context, cl *cluster, work func(ctx context.Context)) {
+	c := &r.cfg.Cluster
+	run := func(ctx context.Context) {
+		r.met.Leading(true)
+		defer r.met.Leading(false)
+		work(ctx)
+	}
+	if !c.LeaderElect {
+		r.group.Go(func() error { run(ctx); return nil })
+		return
+	}
+	id, _ := os.Hostname()
+	if pod := os.Getenv("POD_NAME"); pod != "" {
+		id = pod
+	}
+	id = fmt.Sprintf("%s_%d", id, os.Getpid())
+	r.group.Go(func() error {
+		leader.Run(ctx, leader.Config{
+			Client: cl.client, Namespace: r.cfg.Namespace, Name: c.LeaseName, Identity: id,
+			LeaseDuration: c.LeaseDuration, RenewDeadline: c.RenewDeadline, RetryPeriod: c.RetryPeriod, Log: r.log,
+		}, run)
+		return nil
+	})
+}

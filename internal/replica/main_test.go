@@ -1,0 +1,11 @@
+package replica
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// Every test of the package ends with none of a replica's goroutines left:
+// Run returns only once every part it started has stopped.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
