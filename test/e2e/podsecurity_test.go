@@ -35,7 +35,7 @@ func TestPodSecurityDifferential(t *testing.T) {
 	cfg := rest.CopyConfig(cluster.restConfig)
 	cfg.WarningHandler = w
 	client := kubernetes.NewForConfigOrDie(cfg)
-	privileged := framework.Pod("probe-privileged", nil, nil)
+	privileged := framework.Pod("probe-privileged", map[string]string{"environment": "dev"}, nil)
 	privileged.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptrTo(true)}
 
 	for _, level := range []string{"baseline", "restricted"} {
@@ -147,6 +147,11 @@ func podSecurityCorpus(t *testing.T) []corpusPod {
 			// Fixtures of both levels share names; the namespace tells nothing here.
 			p.Name = fmt.Sprintf("c%d-%s", len(pods), p.Name)
 			p.Namespace = ""
+			// The suite's seed webhook asks every Pod for this label; Pod Security ignores labels.
+			if p.Labels == nil {
+				p.Labels = map[string]string{}
+			}
+			p.Labels["environment"] = "dev"
 			pods = append(pods, corpusPod{name: fmt.Sprintf("%s#%d", filepath.Base(f), i+1), obj: &p})
 		}
 	}
