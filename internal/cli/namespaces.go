@@ -22,13 +22,13 @@ func (n namespaceIndex) lookup(name string) (*corev1.Namespace, bool) {
 	return policy.NamespaceOf(name, l), ok
 }
 
-// namespaceIndex reads --namespace-labels and --namespaces. Every namespace
-// also gets kubernetes.io/metadata.name, as the apiserver sets it.
+// namespaceIndex reads --namespace-labels and --namespaces. lookup adds
+// kubernetes.io/metadata.name (policy.NamespaceOf), as the apiserver does.
 func (o *checkOptions) namespaceIndex(stdin io.Reader) (namespaceIndex, error) {
 	idx := namespaceIndex{}
 	add := func(ns string, labels map[string]string) {
 		if idx[ns] == nil {
-			idx[ns] = map[string]string{"kubernetes.io/metadata.name": ns}
+			idx[ns] = map[string]string{}
 		}
 		for k, v := range labels {
 			idx[ns][k] = v

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	jsonpatch5 "github.com/evanphx/json-patch/v5"
+	"github.com/tollgate-dev/tollgate/internal/jsonpatch"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/internal/policy"
@@ -231,22 +231,11 @@ func decodePod(t *testing.T, js []byte) *Pod {
 	return pod
 }
 
-func applyPatch(t testing.TB, doc []byte, p any) []byte {
+func applyPatch(t testing.TB, doc []byte, p jsonpatch.Patch) []byte {
 	t.Helper()
-	ops, err := json.Marshal(p)
+	out, err := jsonpatch.Apply(doc, p)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.TrimSpace(string(ops)) == "null" {
-		return doc
-	}
-	patch, err := jsonpatch5.DecodePatch(ops)
-	if err != nil {
-		t.Fatalf("patch does not decode: %v\n%s", err, ops)
-	}
-	out, err := patch.Apply(doc)
-	if err != nil {
-		t.Fatalf("patch does not apply: %v\n%s", err, ops)
+		t.Fatalf("patch does not apply: %v\n%v", err, p)
 	}
 	return out
 }
