@@ -49,7 +49,7 @@ run: ## Serve on :8443 with the embedded defaults and a self-signed certificate.
 build:
 	$(GO) build -o bin/tollgate ./cmd/tollgate
 
-test: lint chart vulncheck unit pod-security fuzz-short e2e ## Every test: static checks, known vulnerabilities, unit tests, short fuzzing, end-to-end against a real apiserver.
+test: lint chart vulncheck unit pod-security fuzz-short e2e e2e-chart ## Every test: static checks, the Helm chart, known vulnerabilities, unit tests, the Pod Security differential, short fuzzing, end-to-end against a real apiserver (installed with kustomize, then with the chart).
 
 # A count, not a duration: a duration ends with a deadline that can catch a
 # worker mid-input and fail the run with "context deadline exceeded".
