@@ -28,10 +28,23 @@ func TestManifests(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"kind: MutatingWebhookConfiguration", "kind: ValidatingWebhookConfiguration", "path: /mutate/nginx-sidecar", "- tollgate-system", "caBundle: LS0t"} {
+	for _, want := range []string{"kind: MutatingWebhookConfiguration", "kind: ValidatingWebhookConfiguration", "path: /mutate/nginx-sidecar", "- tollgate-system", "caBundle: LS0t", "failurePolicy: Ignore", "failurePolicy: Fail"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
 		}
+	}
+	code, out, errs = run("manifests", "--cert-dir", dir, "--service-name", "tollgate", "--service-namespace", "tollgate-system",
+		"--failure-policy", "Fail", "--exclude-namespaces", "legacy,sandbox")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"- legacy", "- sandbox", "- tollgate-system"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("with --exclude-namespaces, output lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "failurePolicy: Ignore") || strings.Count(out, "failurePolicy: Fail") != 2 {
+		t.Errorf("--failure-policy Fail did not replace every webhook's:\n%s", out)
 	}
 }
 
@@ -52,6 +65,7 @@ func TestManifestsErrors(t *testing.T) {
 		{[]string{"serve", "--log-level", "loud"}, "--log-level"},
 		{[]string{"serve", "--config", bad}, "load policies"},
 		{[]string{"serve", "extra-arg"}, "unknown command"},
+		{[]string{"manifests", "--url", "https://x", "--ca-file", bad, "--failure-policy", "Sometimes"}, `failure policy "Sometimes": want Fail or Ignore`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
 	"github.com/tollgate-dev/tollgate/internal/certs"
 	"github.com/tollgate-dev/tollgate/internal/engine"
@@ -25,6 +26,10 @@ type manifestsOptions struct {
 	namespace        string
 	name             string
 	timeoutSeconds   int32
+	// excludeNamespaces and failurePolicy are serve's --exclude-namespaces
+	// and --failure-policy, so that the printed webhooks match a replica's.
+	excludeNamespaces []string
+	failurePolicy     string
 }
 
 func newManifestsCommand() *cobra.Command {
@@ -54,6 +59,8 @@ func newManifestsCommand() *cobra.Command {
 	f.StringVar(&o.certDir, "cert-dir", defaultCertDir(), "self-signed certificate directory of tollgate serve")
 	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "tollgate's own namespace, excluded from every webhook (default: --service-namespace, then $POD_NAMESPACE)")
 	f.StringVar(&o.name, "name", "tollgate", "name of the webhook configurations")
+	f.StringSliceVar(&o.excludeNamespaces, "exclude-namespaces", nil, "more namespaces left out of every webhook, as tollgate serve --exclude-namespaces")
+	f.StringVar(&o.failurePolicy, "failure-policy", "", "Fail or Ignore for every webhook, replacing each policy's failurePolicy (default: each policy's)")
 	f.Int32Var(&o.timeoutSeconds, "timeout-seconds", 5, "how long the apiserver waits for an answer (1-30)")
 	return cmd
 }
@@ -83,7 +90,8 @@ func (o *manifestsOptions) run() ([]byte, error) {
 		URL:                o.url,
 		CABundle:           ca,
 		TimeoutSeconds:     o.timeoutSeconds,
-		ExcludedNamespaces: engine.New(set, engine.Options{OwnNamespace: own}).Excluded(),
+		ExcludedNamespaces: engine.New(set, engine.Options{OwnNamespace: own, ExcludeNamespaces: o.excludeNamespaces}).Excluded(),
+		FailurePolicy:      admissionregistrationv1.FailurePolicyType(o.failurePolicy),
 	}
 	if o.serviceName != "" || o.serviceNamespace != "" {
 		opts.Service = &registration.Service{Name: o.serviceName, Namespace: o.serviceNamespace, Port: o.servicePort}

@@ -17,6 +17,7 @@ func clusterFlags(f *pflag.FlagSet, c *replica.ClusterConfig) {
 	f.Int32Var(&c.ServicePort, "service-port", 443, "the Service's port")
 	f.StringVar(&c.SecretName, "secret-name", "tollgate-certs", "Secret holding the self-managed CA and serving certificate")
 	f.StringVar(&c.WebhookName, "webhook-config-name", "tollgate", "name of the webhook configurations tollgate keeps")
+	f.StringVar(&c.FailurePolicy, "failure-policy", "", "Fail or Ignore for every registered webhook, replacing each policy's failurePolicy (default: each policy's)")
 	f.StringVar(&c.CAFile, "ca-file", "", "with --cert-source=files and cluster access: the CA bundle to register")
 	f.StringVar(&c.InjectCAFrom, "inject-ca-from", "", "with --cert-source=cert-manager: NAMESPACE/CERTIFICATE whose CA cert-manager injects")
 	f.BoolVar(&c.Register, "register", true, "with cluster access: create and keep the webhook configurations")

@@ -19,6 +19,9 @@ type Options struct {
 	// OwnNamespace is tollgate's own namespace, never injected nor validated
 	// so that tollgate can always restart itself.
 	OwnNamespace string
+	// ExcludeNamespaces are never injected nor validated either, beyond the
+	// system namespaces and OwnNamespace (the operator's --exclude-namespaces).
+	ExcludeNamespaces []string
 	// Namespaces, when set, makes the engine evaluate namespaceSelectors
 	// itself. Without it they are the apiserver's to apply, as it does before
 	// calling a webhook. A namespace it does not know has only the label
@@ -39,6 +42,7 @@ func New(set *policy.Set, opts Options) *Engine {
 	if opts.OwnNamespace != "" {
 		excluded.Insert(opts.OwnNamespace)
 	}
+	excluded.Insert(opts.ExcludeNamespaces...)
 	return &Engine{set: set, excluded: excluded, namespaces: opts.Namespaces}
 }
 

@@ -56,7 +56,7 @@ func defaults(t *testing.T) (*Engine, *policy.Group, *policy.Group) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := New(set, Options{OwnNamespace: "tollgate-system"})
+	e := New(set, Options{OwnNamespace: "tollgate-system", ExcludeNamespaces: []string{"legacy"}})
 	return e, set.Group("require-environment"), set.Group("nginx-sidecar")
 }
 
@@ -83,6 +83,8 @@ func TestValidate(t *testing.T) {
 		{"other resource", withResource(create, "apps", "deployments"), 0, ""},
 		{"kube-system", withNamespace(edit(t, create, func(o map[string]any) { delete(labelsOf(o), "environment") }), "kube-system"), 0, ""},
 		{"own namespace", withNamespace(edit(t, create, func(o map[string]any) { delete(labelsOf(o), "environment") }), "tollgate-system"), 0, ""},
+		{"excluded by the operator", withNamespace(edit(t, create, func(o map[string]any) { delete(labelsOf(o), "environment") }), "legacy"), 0, ""},
+		{"not excluded", withNamespace(edit(t, create, func(o map[string]any) { delete(labelsOf(o), "environment") }), "legacy-2"), 403, `label "environment" is missing`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

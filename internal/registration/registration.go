@@ -40,12 +40,21 @@ type Options struct {
 	CAInjectFrom string
 	// TimeoutSeconds per call, 1 to 30; default 5.
 	TimeoutSeconds int32
-	// ExcludedNamespaces are left out of every webhook: the system namespaces
-	// and tollgate's own.
+	// ExcludedNamespaces are left out of every webhook: the system namespaces,
+	// tollgate's own and any the operator excludes.
 	ExcludedNamespaces []string
+	// FailurePolicy, when set (Fail or Ignore), replaces every policy's own
+	// in the generated webhooks: what the apiserver does when tollgate cannot
+	// answer. It does not change how a policy treats its own evaluation errors.
+	FailurePolicy admissionregistrationv1.FailurePolicyType
 }
 
 func (o *Options) defaults() error {
+	switch o.FailurePolicy {
+	case "", admissionregistrationv1.Fail, admissionregistrationv1.Ignore:
+	default:
+		return fmt.Errorf("failure policy %q: want Fail or Ignore", o.FailurePolicy)
+	}
 	if o.Name == "" {
 		o.Name = "tollgate"
 	}
@@ -136,6 +145,9 @@ func validatingWebhook(g *policy.Group, o *Options) admissionregistrationv1.Vali
 		return vapWebhook(g, g.Policies[0].VAP, o)
 	}
 	failure := admissionregistrationv1.FailurePolicyType(g.FailurePolicy)
+	if o.FailurePolicy != "" {
+		failure = o.FailurePolicy
+	}
 	match := admissionregistrationv1.Equivalent
 	sideEffects := admissionregistrationv1.SideEffectClassNone
 	timeout := o.TimeoutSeconds
@@ -223,11 +235,15 @@ func vapWebhook(g *policy.Group, n *policy.VAP, o *Options) admissionregistratio
 	sideEffects := admissionregistrationv1.SideEffectClassNone
 	timeout := o.TimeoutSeconds
 	ns := namespaceSelector(&policy.Match{NamespaceSelector: mc.NamespaceSelector}, o.ExcludedNamespaces)
+	failure := n.Policy.Spec.FailurePolicy
+	if o.FailurePolicy != "" {
+		failure = &o.FailurePolicy
+	}
 	return admissionregistrationv1.ValidatingWebhook{
 		Name:                    g.WebhookName(),
 		ClientConfig:            clientConfig(g.Path(), o),
 		Rules:                   rules,
-		FailurePolicy:           n.Policy.Spec.FailurePolicy,
+		FailurePolicy:           failure,
 		MatchPolicy:             mc.MatchPolicy,
 		NamespaceSelector:       ns,
 		ObjectSelector:          mc.ObjectSelector.DeepCopy(),

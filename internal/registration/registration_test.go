@@ -85,6 +85,7 @@ func TestBuildRejects(t *testing.T) {
 		{"no CA", Options{URL: "https://a"}, "CA bundle"},
 		{"timeout", Options{URL: "https://a", CABundle: []byte("CA"), TimeoutSeconds: 31}, "1 to 30"},
 		{"service without namespace", Options{Service: &Service{Name: "a"}, CABundle: []byte("CA")}, "name and a namespace"},
+		{"failure policy", Options{URL: "https://a", CABundle: []byte("CA"), FailurePolicy: "Sometimes"}, `failure policy "Sometimes": want Fail or Ignore`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,5 +124,41 @@ func TestBuildCertManager(t *testing.T) {
 	out, _ := YAML(v)
 	if strings.Contains(string(out), "caBundle") {
 		t.Error("caBundle written: server-side apply would own the field cert-manager writes")
+	}
+}
+
+// TestBuildFailurePolicyOverride: the operator's failure policy replaces
+// every policy's own (the seed policies have one of each), VAPs included.
+func TestBuildFailurePolicyOverride(t *testing.T) {
+	set, err := policy.LoadPath("../../test/e2e/testdata/vap-policies.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*policy.Set{defaults(t), set} {
+		for _, want := range []admissionregistrationv1.FailurePolicyType{"", admissionregistrationv1.Fail, admissionregistrationv1.Ignore} {
+			m, v, err := Build(s, Options{URL: "https://a", CABundle: []byte("CA"), FailurePolicy: want})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []admissionregistrationv1.FailurePolicyType
+			if m != nil {
+				for _, w := range m.Webhooks {
+					got = append(got, *w.FailurePolicy)
+				}
+			}
+			for _, w := range v.Webhooks {
+				got = append(got, *w.FailurePolicy)
+			}
+			seen := map[admissionregistrationv1.FailurePolicyType]bool{}
+			for _, g := range got {
+				seen[g] = true
+			}
+			switch {
+			case want == "" && s != set && !(seen[admissionregistrationv1.Fail] && seen[admissionregistrationv1.Ignore]):
+				t.Errorf("no override: want each policy's own (Fail and Ignore), got %v", got)
+			case want != "" && (len(seen) != 1 || !seen[want]):
+				t.Errorf("override %s: got %v", want, got)
+			}
+		}
 	}
 }

@@ -48,6 +48,9 @@ type Config struct {
 	// Namespace is tollgate's own, never injected nor validated; required
 	// with cluster access.
 	Namespace string
+	// ExcludeNamespaces are never injected nor validated either, and are left
+	// out of every generated webhook.
+	ExcludeNamespaces []string
 
 	// DrainDelay and ShutdownTimeout bound shutdown (server.Config).
 	DrainDelay, ShutdownTimeout time.Duration
@@ -73,6 +76,9 @@ type ClusterConfig struct {
 	ServicePort int32
 	// SecretName is the Secret of CertSourceSelf.
 	SecretName string
+	// FailurePolicy, Fail or Ignore, replaces every policy's own in the
+	// webhook configurations kept; empty: each policy's.
+	FailurePolicy string
 	// WebhookName names the webhook configurations kept.
 	WebhookName string
 	// CAFile is the CA bundle registered with CertSourceFiles.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/leader"
 	"github.com/tollgate-dev/tollgate/internal/registration"
@@ -19,6 +21,8 @@ func (r *replica) registerWithFiles(ctx context.Context, cl *cluster, source str
 	}
 	syncer := r.syncer(cl)
 	switch {
+	case c.FailurePolicy != "" && c.FailurePolicy != "Fail" && c.FailurePolicy != "Ignore":
+		return configError(fmt.Sprintf("--failure-policy %q: want Fail or Ignore", c.FailurePolicy))
 	case source == CertSourceCertManager && c.InjectCAFrom == "":
 		return configError("--cert-source=cert-manager needs --inject-ca-from NAMESPACE/CERTIFICATE")
 	case source == CertSourceFiles:
@@ -46,7 +50,8 @@ func (r *replica) syncer(cl *cluster) *registration.Syncer {
 			Name:               c.WebhookName,
 			Service:            &registration.Service{Name: c.ServiceName, Namespace: r.cfg.Namespace, Port: c.ServicePort},
 			TimeoutSeconds:     c.WebhookTimeoutSeconds,
-			ExcludedNamespaces: engine.New(set, engine.Options{OwnNamespace: r.cfg.Namespace}).Excluded(),
+			ExcludedNamespaces: engine.New(set, engine.Options{OwnNamespace: r.cfg.Namespace, ExcludeNamespaces: r.cfg.ExcludeNamespaces}).Excluded(),
+			FailurePolicy:      admissionregistrationv1.FailurePolicyType(c.FailurePolicy),
 			CAInjectFrom:       c.InjectCAFrom,
 		},
 		Log:    r.log,

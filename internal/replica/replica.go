@@ -76,7 +76,7 @@ func (r *replica) start(ctx, serving context.Context) (*server.Server, error) {
 		return nil, err
 	}
 	source := r.cfg.certSource(cl != nil)
-	engOpts := engine.Options{OwnNamespace: r.cfg.Namespace}
+	engOpts := engine.Options{OwnNamespace: r.cfg.Namespace, ExcludeNamespaces: r.cfg.ExcludeNamespaces}
 	srvCfg := server.Config{
 		Listen:          r.cfg.Listen,
 		Logger:          r.log,

@@ -246,7 +246,7 @@ func TestChartMonitoringRendersDeployMonitoring(t *testing.T) {
 // values.schema.json turns a typo into an error.
 func TestChartSchemaRejectsTypos(t *testing.T) {
 	h := helmBinary(t)
-	for _, set := range []string{"replcias=5", "image.pullPolicy=always", "certificates.source=selfsigned", "policies.source=inlined", "logLevel=verbose", "metrics.serviceMonitor.enable=true"} {
+	for _, set := range []string{"replcias=5", "image.pullPolicy=always", "certificates.source=selfsigned", "policies.source=inlined", "logLevel=verbose", "metrics.serviceMonitor.enable=true", "failurePolicy=Sometimes", "excludedNamespaces[0]=Not_A_Namespace"} {
 		args := []string{"template", "tollgate", chart, "--set", set}
 		out, err := exec.Command(h, args...).CombinedOutput()
 		if err == nil {
@@ -266,6 +266,7 @@ func TestChartValues(t *testing.T) {
 		"--set", "certificates.source=existingSecret", "--set", "certificates.existingSecret=my-tls",
 		"--set", "policies.source=existingConfigMap", "--set", "policies.existingConfigMap=my-policies",
 		"--set", "logLevel=debug", "--set", "metrics.serviceMonitor.enabled=true",
+		"--set", "failurePolicy=Ignore", "--set", "excludedNamespaces={legacy,sandbox}",
 		"--set", "nodeSelector.pool=system", "--set", "image.tag=v1.2.3", "--set", "image.pullPolicy=IfNotPresent")
 	d := objs["Deployment/tollgate-system/tollgate"]
 	if d == nil {
@@ -289,6 +290,8 @@ args:
 - --listen=:8443
 - --metrics-listen=:9090
 - --log-level=debug
+- --failure-policy=Ignore
+- --exclude-namespaces=legacy,sandbox
 image: ghcr.io/tollgate-dev/tollgate:v1.2.3
 nodeSelector:
   pool: system
