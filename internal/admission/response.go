@@ -21,6 +21,8 @@ type Response struct {
 	// Policies names the policies that acted on the request (denied it, or
 	// changed it), for the review log.
 	Policies []string
+	// Warned names the policies whose verdict was Warn or Audit, for metrics.
+	Warned []string
 }
 
 // Allowed answers yes with no change.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -102,7 +103,7 @@ func TestCELPolicies(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			resp := admission.Allowed()
 			outcomes := map[string]Outcome{}
-			var warnings []string
+			var warnings, warned []string
 			audits := map[string]string{}
 			for _, g := range e.Set().Groups {
 				ev := e.Evaluate(context.Background(), g, tt.req)
@@ -112,6 +113,7 @@ func TestCELPolicies(t *testing.T) {
 					}
 				}
 				warnings = append(warnings, ev.Response.Warnings...)
+				warned = append(warned, ev.Response.Warned...)
 				for k, v := range ev.Response.AuditAnnotations {
 					audits[k] = v
 				}
@@ -130,6 +132,17 @@ func TestCELPolicies(t *testing.T) {
 			}
 			if tt.wantAudit != "" && audits["no-default-namespace"] != tt.wantAudit {
 				t.Errorf("audit annotations %v", audits)
+			}
+			var wantWarned []string
+			for p, o := range outcomes {
+				if o == Warn {
+					wantWarned = append(wantWarned, p)
+				}
+			}
+			slices.Sort(warned)
+			slices.Sort(wantWarned)
+			if !slices.Equal(warned, wantWarned) {
+				t.Errorf("Response.Warned %v, want the policies whose outcome is Warn: %v", warned, wantWarned)
 			}
 			for p, want := range tt.wantOutcomes {
 				if outcomes[p] != want {

@@ -70,6 +70,11 @@ func (e *Engine) Review(ctx context.Context, g *policy.Group, req *admission.Req
 func (e *Engine) Evaluate(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
 	ev := e.evaluate(ctx, g, req)
 	ev.Response.Warnings = admission.Warnings(ev.Response.Warnings)
+	for _, r := range ev.Results {
+		if r.Outcome == Warn {
+			ev.Response.Warned = append(ev.Response.Warned, r.Policy)
+		}
+	}
 	return ev
 }
 

@@ -26,6 +26,7 @@ type Metrics struct {
 	reviews    *prometheus.CounterVec
 	latency    *prometheus.HistogramVec
 	policies   *prometheus.CounterVec
+	warnings   *prometheus.CounterVec
 	injections *prometheus.CounterVec
 	panics     prometheus.Counter
 	certExpiry *prometheus.GaugeVec
@@ -48,6 +49,9 @@ func New() *Metrics {
 		policies: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tollgate_policy_decisions_total", Help: "Policies that acted on a review, by policy and decision.",
 		}, []string{"policy", "decision"}),
+		warnings: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tollgate_policy_warnings_total", Help: "Warn and Audit verdicts, by policy: what a policy would refuse once enforced.",
+		}, []string{"policy"}),
 		injections: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tollgate_injections_total", Help: "Pods injected, by policy.",
 		}, []string{"policy"}),
@@ -64,7 +68,7 @@ func New() *Metrics {
 			Name: "tollgate_leader", Help: "1 while this replica leads.",
 		}),
 	}
-	m.Registry.MustRegister(m.reviews, m.latency, m.policies, m.injections, m.panics, m.certExpiry, m.reloads, m.leader,
+	m.Registry.MustRegister(m.reviews, m.latency, m.policies, m.warnings, m.injections, m.panics, m.certExpiry, m.reloads, m.leader,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -82,6 +86,9 @@ func (m *Metrics) Observe(path string, resp admission.Response, took time.Durati
 	decision := resp.Decision()
 	m.reviews.WithLabelValues(path, decision, strconv.Itoa(int(code))).Inc()
 	m.latency.WithLabelValues(path).Observe(took.Seconds())
+	for _, p := range resp.Warned {
+		m.warnings.WithLabelValues(p).Inc()
+	}
 	for _, p := range resp.Policies {
 		m.policies.WithLabelValues(p, decision).Inc()
 		if decision == "patched" {

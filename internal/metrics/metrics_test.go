@@ -21,9 +21,14 @@ func TestObserve(t *testing.T) {
 	m.Observe("/mutate/nginx-sidecar", patched, 80*time.Microsecond, false)
 	m.Observe("/validate/require-environment", denied, 3*time.Millisecond, false)
 	m.Observe("/validate/require-environment", admission.Errored(errors.New("boom")), 0, true)
+	warned := admission.Allowed()
+	warned.Warned = []string{"require-probes", "require-pinned-images"}
+	m.Observe("/validate/library", warned, time.Millisecond, false)
+	m.Observe("/validate/library", admission.Response{Allowed: true, Warned: []string{"require-probes"}}, time.Millisecond, false)
 	want := `
 # HELP tollgate_reviews_total Admission reviews answered, by path, decision (allowed, patched, denied) and status code.
 # TYPE tollgate_reviews_total counter
+tollgate_reviews_total{code="200",decision="allowed",path="/validate/library"} 2
 tollgate_reviews_total{code="200",decision="patched",path="/mutate/nginx-sidecar"} 1
 tollgate_reviews_total{code="403",decision="denied",path="/validate/require-environment"} 1
 tollgate_reviews_total{code="500",decision="denied",path="/validate/require-environment"} 1
@@ -34,11 +39,17 @@ tollgate_reviews_total{code="500",decision="denied",path="/validate/require-envi
 	if got := testutil.ToFloat64(m.injections.WithLabelValues("nginx-sidecar")); got != 1 {
 		t.Errorf("injections = %v", got)
 	}
+	if got := testutil.ToFloat64(m.warnings.WithLabelValues("require-probes")); got != 2 {
+		t.Errorf("warnings of require-probes = %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(m.warnings.WithLabelValues("require-pinned-images")); got != 1 {
+		t.Errorf("warnings of require-pinned-images = %v, want 1", got)
+	}
 	if got := testutil.ToFloat64(m.panics); got != 1 {
 		t.Errorf("panics = %v", got)
 	}
 	// One latency series per path.
-	if n, err := testutil.GatherAndCount(m.Registry, "tollgate_review_duration_seconds"); err != nil || n != 2 {
+	if n, err := testutil.GatherAndCount(m.Registry, "tollgate_review_duration_seconds"); err != nil || n != 3 {
 		t.Errorf("latency series %d %v", n, err)
 	}
 }

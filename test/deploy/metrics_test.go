@@ -160,6 +160,7 @@ func exported(t *testing.T) (string, map[string]bool) {
 	m.Observe("/validate/require-environment", deny, time.Millisecond, false)
 	patch := admission.Response{Allowed: true, Patch: jsonpatch.Patch{jsonpatch.Add("/x", []byte("1"))}, Policies: []string{"nginx-sidecar"}}
 	m.Observe("/mutate", patch, time.Millisecond, true)
+	m.Observe("/validate/library", admission.Response{Allowed: true, Warned: []string{"require-probes"}}, time.Millisecond, false)
 	m.CertificateExpiry("serving", time.Now())
 	m.PolicyLoad(nil)
 	m.PolicyLoad(errors.New("bad policy"))
