@@ -143,3 +143,19 @@ func TestWarnings(t *testing.T) {
 		}
 	}
 }
+
+// Warnings in bounds are given back as they are: the engine and the codec
+// both bound them, and the second pass must cost nothing.
+func TestWarningsInBoundsDoNotAllocate(t *testing.T) {
+	ws := []string{"p: fine", "q: also fine"}
+	if got := Warnings(ws); &got[0] != &ws[0] {
+		t.Error("warnings in bounds were copied")
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = Warnings(ws) }); n != 0 {
+		t.Errorf("%v allocations for warnings in bounds", n)
+	}
+	bad := []string{"ok", "bad\x00"}
+	if got := Warnings(bad); got[1] != "bad" || bad[1] != "bad\x00" {
+		t.Errorf("a warning out of bounds: got %q, and the input became %q", got, bad)
+	}
+}

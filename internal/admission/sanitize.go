@@ -44,13 +44,21 @@ func Sanitize(s string, max int) string {
 
 // Warnings returns warnings as tollgate gives them: each sanitized and at
 // most MaxWarningBytes long.
+//
+// The engine bounds them for every command and the codec again for any
+// handler, so warnings already in bounds come back as the same slice,
+// without allocating; a copy is made only when one changes.
 func Warnings(ws []string) []string {
-	if ws == nil {
-		return nil
-	}
-	out := make([]string, len(ws))
+	out := ws
 	for i, w := range ws {
-		out[i] = Sanitize(w, MaxWarningBytes)
+		s := Sanitize(w, MaxWarningBytes)
+		if s == w {
+			continue
+		}
+		if &out[0] == &ws[0] {
+			out = append([]string(nil), ws...)
+		}
+		out[i] = s
 	}
 	return out
 }

@@ -49,6 +49,14 @@ type Options struct {
 	FailurePolicy admissionregistrationv1.FailurePolicyType
 }
 
+// failurePolicy is the operator's failure policy if set, else the policy's own.
+func (o *Options) failurePolicy(own admissionregistrationv1.FailurePolicyType) admissionregistrationv1.FailurePolicyType {
+	if o.FailurePolicy != "" {
+		return o.FailurePolicy
+	}
+	return own
+}
+
 func (o *Options) defaults() error {
 	switch o.FailurePolicy {
 	case "", admissionregistrationv1.Fail, admissionregistrationv1.Ignore:
@@ -144,10 +152,7 @@ func validatingWebhook(g *policy.Group, o *Options) admissionregistrationv1.Vali
 	if g.Kind == policy.GroupVAP {
 		return vapWebhook(g, g.Policies[0].VAP, o)
 	}
-	failure := admissionregistrationv1.FailurePolicyType(g.FailurePolicy)
-	if o.FailurePolicy != "" {
-		failure = o.FailurePolicy
-	}
+	failure := o.failurePolicy(admissionregistrationv1.FailurePolicyType(g.FailurePolicy))
 	match := admissionregistrationv1.Equivalent
 	sideEffects := admissionregistrationv1.SideEffectClassNone
 	timeout := o.TimeoutSeconds
@@ -235,15 +240,12 @@ func vapWebhook(g *policy.Group, n *policy.VAP, o *Options) admissionregistratio
 	sideEffects := admissionregistrationv1.SideEffectClassNone
 	timeout := o.TimeoutSeconds
 	ns := namespaceSelector(&policy.Match{NamespaceSelector: mc.NamespaceSelector}, o.ExcludedNamespaces)
-	failure := n.Policy.Spec.FailurePolicy
-	if o.FailurePolicy != "" {
-		failure = &o.FailurePolicy
-	}
+	failure := o.failurePolicy(*n.Policy.Spec.FailurePolicy)
 	return admissionregistrationv1.ValidatingWebhook{
 		Name:                    g.WebhookName(),
 		ClientConfig:            clientConfig(g.Path(), o),
 		Rules:                   rules,
-		FailurePolicy:           failure,
+		FailurePolicy:           &failure,
 		MatchPolicy:             mc.MatchPolicy,
 		NamespaceSelector:       ns,
 		ObjectSelector:          mc.ObjectSelector.DeepCopy(),

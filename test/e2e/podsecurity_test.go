@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/test/e2e/framework"
@@ -36,7 +37,7 @@ func TestPodSecurityDifferential(t *testing.T) {
 	cfg.WarningHandler = w
 	client := kubernetes.NewForConfigOrDie(cfg)
 	privileged := framework.Pod("probe-privileged", map[string]string{"environment": "dev"}, nil)
-	privileged.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptrTo(true)}
+	privileged.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
 
 	for _, level := range []string{"baseline", "restricted"} {
 		t.Run(level, func(t *testing.T) {
@@ -157,5 +158,3 @@ func podSecurityCorpus(t *testing.T) []corpusPod {
 	}
 	return pods
 }
-
-func ptrTo[T any](v T) *T { return &v }
