@@ -20,13 +20,20 @@ import (
 type Watcher struct {
 	Path     string
 	Interval time.Duration
-	OnLoad   func(*Set)
-	OnError  func(error)
+	// Loaded is the Fingerprint of Path taken before the serving set was
+	// loaded from it, so a change made while it loaded, or before Run
+	// starts, is not missed. Empty: Run takes it when it starts.
+	Loaded  string
+	OnLoad  func(*Set)
+	OnError func(error)
 }
 
 // Run checks every Interval until ctx ends.
 func (w *Watcher) Run(ctx context.Context) {
-	last, _ := fingerprint(w.Path)
+	last := w.Loaded
+	if last == "" {
+		last = Fingerprint(w.Path)
+	}
 	pending := last
 	_ = wait.PollUntilContextCancel(ctx, w.Interval, false, func(context.Context) (bool, error) {
 		fp, err := fingerprint(w.Path)
@@ -47,6 +54,13 @@ func (w *Watcher) Run(ctx context.Context) {
 		}
 		return false, nil // until ctx ends
 	})
+}
+
+// Fingerprint identifies the names and contents of the policy files at
+// path; a path that cannot be read has a fingerprint naming the error.
+func Fingerprint(path string) string {
+	fp, _ := fingerprint(path)
+	return fp
 }
 
 // fingerprint hashes the names and contents of the policy files at path.

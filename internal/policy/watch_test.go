@@ -22,7 +22,7 @@ func TestWatcher(t *testing.T) {
 	var mu sync.Mutex
 	var loaded []string
 	var failures []error
-	w := &Watcher{Path: dir, Interval: 10 * time.Millisecond,
+	w := &Watcher{Path: dir, Interval: 10 * time.Millisecond, Loaded: Fingerprint(dir),
 		OnLoad:  func(s *Set) { mu.Lock(); loaded = append(loaded, strings.Join(s.Names(), ",")); mu.Unlock() },
 		OnError: func(err error) { mu.Lock(); failures = append(failures, err); mu.Unlock() },
 	}
@@ -69,4 +69,37 @@ func TestWatcher(t *testing.T) {
 	_ = os.WriteFile(filepath.Join(dir, "q.yaml"), []byte(doc("third")), 0o644)
 	_ = os.WriteFile(file, []byte(doc("second")), 0o644)
 	wait(func() bool { return len(loaded) == 2 && loaded[1] == "second,third" })
+}
+
+// A change made after the serving set's fingerprint was taken but before
+// Run starts is loaded, not taken for the starting point.
+func TestWatcherChangeBeforeRun(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "p.yaml")
+	doc := func(name string) string {
+		return header + "metadata: {name: " + name + "}\nspec:\n  match: {resources: [pods]}\n  validate: {labels: [{key: team}]}\n"
+	}
+	if err := os.WriteFile(file, []byte(doc("first")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	loadedFrom := Fingerprint(dir)
+	if err := os.WriteFile(file, []byte(doc("second")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 1)
+	w := &Watcher{Path: dir, Interval: 5 * time.Millisecond, Loaded: loadedFrom,
+		OnLoad:  func(s *Set) { got <- strings.Join(s.Names(), ",") },
+		OnError: func(err error) { t.Errorf("unexpected error: %v", err) },
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go w.Run(ctx)
+	select {
+	case names := <-got:
+		if names != "second" {
+			t.Errorf("loaded %q, want second", names)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a change made before Run started was never loaded")
+	}
 }

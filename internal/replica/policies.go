@@ -45,7 +45,7 @@ func (r *replica) watchPolicies(ctx context.Context, srv *server.Server, opts en
 	if r.cfg.Policies == "" || r.cfg.PolicyReloadInterval <= 0 {
 		return
 	}
-	w := &policy.Watcher{Path: r.cfg.Policies, Interval: r.cfg.PolicyReloadInterval,
+	w := &policy.Watcher{Path: r.cfg.Policies, Interval: r.cfg.PolicyReloadInterval, Loaded: r.loaded,
 		OnLoad: func(s *policy.Set) {
 			r.met.PolicyLoad(nil)
 			r.policies.replace(s)

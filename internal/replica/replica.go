@@ -25,7 +25,9 @@ type replica struct {
 	log      *slog.Logger
 	met      *metrics.Metrics
 	policies *policies
-	group    *errgroup.Group
+	// loaded is the policy.Fingerprint of cfg.Policies before it was loaded.
+	loaded string
+	group  *errgroup.Group
 }
 
 // Run serves until ctx ends, then shuts down in order. First the leader's
@@ -38,6 +40,9 @@ type replica struct {
 func Run(ctx context.Context, cfg Config) error {
 	cfg.defaults()
 	r := &replica{cfg: cfg, log: cfg.Logger, met: metrics.New()}
+	if cfg.Policies != "" {
+		r.loaded = policy.Fingerprint(cfg.Policies)
+	}
 	loaded, err := policy.Load(cfg.Policies)
 	r.met.PolicyLoad(err)
 	if err != nil {

@@ -251,6 +251,12 @@ func TestPolicyReload(t *testing.T) {
 	ctx := context.Background()
 	load := framework.StartLoad(1, func(_, i int) error { return createOne(ctx, fmt.Sprintf("reload-%d", i), i%5 == 0) })
 	extra := filepath.Join(env.policies, "no-latest.yaml")
+	loadsBefore := map[*replica]string{}
+	for _, r := range env.replicas {
+		if alive(r) {
+			loadsBefore[r] = metricLine(t, r, `tollgate_policy_loads_total{result="success"}`)
+		}
+	}
 	policyDoc := `apiVersion: tollgate.dev/v1alpha1
 kind: Policy
 metadata: {name: no-latest}
@@ -272,6 +278,14 @@ spec:
 		return err != nil && strings.Contains(err.Error(), "violates policy no-latest: pin your images")
 	})
 	t.Logf("new policy enforced through the apiserver %s after the file was written", took.Round(10*time.Millisecond))
+	// The apiserver reaches whichever replica it picks: every one must
+	// have loaded the new set before it is broken, or a replica that had
+	// not yet loaded it would be right to keep serving the set before it.
+	for r, before := range loadsBefore {
+		framework.WaitFor(t, 30*time.Second, fmt.Sprintf("replica %d reloaded", r.id), func() bool {
+			return !alive(r) || metricLine(t, r, `tollgate_policy_loads_total{result="success"}`) != before
+		})
+	}
 	vwc, err := env.client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, "tollgate", metav1.GetOptions{})
 	if err != nil || len(vwc.Webhooks) != 2 {
 		t.Errorf("the leader did not register the new policy's webhook: %v", err)
@@ -461,4 +475,25 @@ func TestCertManagerOverlayRenders(t *testing.T) {
 			t.Errorf("overlay lacks %q", want)
 		}
 	}
+}
+
+// metricLine is the line of a replica's metrics that starts with series,
+// or "" when there is none.
+func metricLine(t *testing.T, r *replica, series string) string {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", r.metrics))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, series+" ") {
+			return line
+		}
+	}
+	return ""
 }
