@@ -5,6 +5,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	k8sadmission "k8s.io/apiserver/pkg/admission"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/cel/environment"
 )
 
@@ -84,7 +86,8 @@ func CompileVAP(vap *admissionregistrationv1.ValidatingAdmissionPolicy) (*VAP, f
 	return &VAP{validator: validator}, nil
 }
 
-// Validate evaluates the policy for one binding's match.
-func (v *VAP) Validate(ctx context.Context, matched schema.GroupVersionResource, va *k8sadmission.VersionedAttributes, ns *corev1.Namespace) validating.ValidateResult {
-	return v.validator.Validate(ctx, matched, va, nil, ns, celconfig.RuntimeCELCostBudget, nil)
+// Validate evaluates the policy for one binding's match and one of its
+// params (nil without), with authz bound to the authorizer variable.
+func (v *VAP) Validate(ctx context.Context, matched schema.GroupVersionResource, va *k8sadmission.VersionedAttributes, param runtime.Object, ns *corev1.Namespace, authz authorizer.UnconditionalAuthorizer) validating.ValidateResult {
+	return v.validator.Validate(ctx, matched, va, param, ns, celconfig.RuntimeCELCostBudget, authz)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/policy"
+	"github.com/tollgate-dev/tollgate/internal/vap"
 )
 
 // Options configure an Engine.
@@ -27,6 +28,9 @@ type Options struct {
 	// calling a webhook. A namespace it does not know has only the label
 	// kubernetes.io/metadata.name, as the apiserver gives every namespace.
 	Namespaces policy.Namespaces
+	// External gives ValidatingAdmissionPolicies their params and the
+	// authorizer; a policy that needs one that is missing gets an error.
+	External vap.External
 }
 
 // Engine holds a policy set and the namespaces no policy may touch.
@@ -34,6 +38,7 @@ type Engine struct {
 	set        *policy.Set
 	excluded   sets.Set[string]
 	namespaces policy.Namespaces
+	external   vap.External
 }
 
 // New returns an engine for the set.
@@ -43,7 +48,7 @@ func New(set *policy.Set, opts Options) *Engine {
 		excluded.Insert(opts.OwnNamespace)
 	}
 	excluded.Insert(opts.ExcludeNamespaces...)
-	return &Engine{set: set, excluded: excluded, namespaces: opts.Namespaces}
+	return &Engine{set: set, excluded: excluded, namespaces: opts.Namespaces, external: opts.External}
 }
 
 // Set returns the engine's policies.

@@ -12,7 +12,7 @@ import (
 // group) as the apiserver would.
 func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
 	p := g.Policies[0]
-	out, err := vap.Evaluate(ctx, p.VAP, req, e.namespaces)
+	out, err := vap.Evaluate(ctx, p.VAP, req, e.namespaces, e.external)
 	if err != nil {
 		return errorAll(g, admission.BadRequest(err))
 	}

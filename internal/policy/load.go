@@ -3,6 +3,7 @@ package policy
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,9 @@ import (
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -24,18 +28,20 @@ func LoadPath(path string) (*Set, error) {
 		return nil, err
 	}
 	var all []*Policy
+	var objects []*unstructured.Unstructured
 	var errs []error
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			return nil, fmt.Errorf("read policy file: %w", err)
 		}
-		ps, err := Parse(f, data)
+		ps, objs, err := ParseAll(f, data)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		all = append(all, ps...)
+		objects = append(objects, objs...)
 	}
 	if len(all) == 0 && len(errs) == 0 {
 		return nil, fmt.Errorf("%s: no policies found", path)
@@ -48,6 +54,7 @@ func LoadPath(path string) (*Set, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	set.Objects = objects
 	return set, nil
 }
 
@@ -77,10 +84,21 @@ func policyFiles(path string) ([]string, error) {
 
 // Parse reads the policy documents of one file. Each policy is verified on its
 // own; verification across policies happens in NewSet. All problems are reported
-// together, each with file, document and field path.
+// together, each with file, document and field path. Documents that are not
+// policies (see ParseAll) are left out.
 func Parse(file string, data []byte) ([]*Policy, error) {
+	ps, _, err := ParseAll(file, data)
+	return ps, err
+}
+
+// ParseAll is Parse that also returns the documents of other API groups than
+// tollgate.dev and admissionregistration.k8s.io (a ConfigMap or custom
+// resource used as params, RBAC objects): not policies of tollgate's, so
+// neither policies nor errors, but objects policies may read.
+func ParseAll(file string, data []byte) ([]*Policy, []*unstructured.Unstructured, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var policies []*Policy
+	var objects []*unstructured.Unstructured
 	var errs []error
 	for doc := 1; ; doc++ {
 		raw, err := reader.Read()
@@ -88,7 +106,7 @@ func Parse(file string, data []byte) ([]*Policy, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", file, doc, err)
+			return nil, nil, fmt.Errorf("%s: document %d: %w", file, doc, err)
 		}
 		if isEmptyDocument(raw) {
 			doc--
@@ -96,6 +114,10 @@ func Parse(file string, data []byte) ([]*Policy, error) {
 		}
 		src := Source{File: file, Document: doc}
 		if js, err := yaml.YAMLToJSONStrict(raw); err == nil {
+			if o := foreign(js); o != nil {
+				objects = append(objects, o)
+				continue
+			}
 			if kind, ok := isVAP(js); ok {
 				p, errList := decodeVAP(kind, js)
 				for _, fe := range errList {
@@ -133,9 +155,28 @@ func Parse(file string, data []byte) ([]*Policy, error) {
 		policies = append(policies, p)
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, nil, errors.Join(errs...)
 	}
-	return policies, nil
+	return policies, objects, nil
+}
+
+// foreign returns a document of an API group that is not tollgate's
+// (tollgate.dev, admissionregistration.k8s.io) as an object; nil for
+// documents that are, or may be, policies.
+func foreign(js []byte) *unstructured.Unstructured {
+	var tm metav1.TypeMeta
+	if json.Unmarshal(js, &tm) != nil || tm.APIVersion == "" || tm.Kind == "" {
+		return nil
+	}
+	gv, err := schema.ParseGroupVersion(tm.APIVersion)
+	if err != nil || gv.Group == "tollgate.dev" || gv.Group == "admissionregistration.k8s.io" {
+		return nil
+	}
+	o := &unstructured.Unstructured{}
+	if err := o.UnmarshalJSON(js); err != nil {
+		return nil
+	}
+	return o
 }
 
 func (s Source) String() string { return fmt.Sprintf("%s: document %d", s.File, s.Document) }

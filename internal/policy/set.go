@@ -3,12 +3,17 @@ package policy
 import (
 	"errors"
 	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Set is a verified collection of policies and the webhook groups they form.
 type Set struct {
 	Policies []*Policy
 	Groups   []*Group
+	// Objects are the documents of other API groups found with the
+	// policies (params, RBAC objects); see ParseAll.
+	Objects []*unstructured.Unstructured
 }
 
 // NewSet verifies what no single policy can: names are unique, and no two

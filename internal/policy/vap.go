@@ -82,9 +82,7 @@ func decodeVAP(kind string, js []byte) (*Policy, field.ErrorList) {
 		if seen[admissionregistrationv1.Deny] && seen[admissionregistrationv1.Warn] {
 			errs = append(errs, field.Invalid(spec.Child("validationActions"), b.Spec.ValidationActions, "must not contain both Deny and Warn, as the apiserver requires"))
 		}
-		if b.Spec.ParamRef != nil {
-			errs = append(errs, field.Forbidden(spec.Child("paramRef"), "parameters are not supported by tollgate yet"))
-		}
+		errs = append(errs, validateParamRef(b.Spec.ParamRef, spec.Child("paramRef"))...)
 		return &Policy{Metadata: Metadata{Name: b.Name}, binding: b}, errs
 	}
 	vap := &admissionregistrationv1.ValidatingAdmissionPolicy{}
@@ -106,9 +104,7 @@ func decodeVAP(kind string, js []byte) (*Policy, field.ErrorList) {
 	} else {
 		defaultMatchResources(s.MatchConstraints)
 	}
-	if s.ParamKind != nil {
-		errs = append(errs, field.Forbidden(spec.Child("paramKind"), "parameters are not supported by tollgate yet"))
-	}
+	errs = append(errs, validateParamKind(s.ParamKind, spec.Child("paramKind"))...)
 	if len(s.Validations) == 0 && len(s.AuditAnnotations) == 0 {
 		errs = append(errs, field.Required(spec.Child("validations"), "validations or auditAnnotations"))
 	}

@@ -47,8 +47,9 @@ var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewSch
 
 // Evaluate runs one ValidatingAdmissionPolicy on a request.
 // namespaces says what it knows of namespaces; nil when nothing (a namespace
-// then has only the label kubernetes.io/metadata.name).
-func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namespaces policy.Namespaces) (Outcome, error) {
+// then has only the label kubernetes.io/metadata.name). ext gives the
+// policy's params and the authorizer.
+func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namespaces policy.Namespaces, ext External) (Outcome, error) {
 	obj, err := cel.RuntimeObject(req.Object())
 	if err != nil {
 		return Outcome{}, err
@@ -83,6 +84,11 @@ func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 		return out, nil
 	}
 	out.Matched = true
+	if err := ext.paramKind(def.Spec.ParamKind); err != nil {
+		configError(err, nil)
+		return out.finish(def, denied), nil
+	}
+	authz := ext.authorizer()
 	var ns *corev1.Namespace
 	if req.Namespace != "" && !(req.Kind.Kind == "Namespace" && req.Kind.Group == "" && req.Kind.Version == "v1") {
 		ns = namespaces.Lookup(req.Namespace)
@@ -100,29 +106,36 @@ func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 		if !bm {
 			continue
 		}
-		res := n.Validator.Validate(ctx, resource, va, ns)
-		for i, d := range res.Decisions {
-			if d.Action != validating.ActionDeny {
-				continue
-			}
-			out.Failures = append(out.Failures, d.Message)
-			for _, action := range b.Spec.ValidationActions {
-				switch action {
-				case admissionregistrationv1.Deny:
-					denied = append(denied, denial{binding: b, message: d.Message, reason: string(d.Reason)})
-				case admissionregistrationv1.Warn:
-					out.Warnings = append(out.Warnings, fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", def.Name, b.Name, d.Message))
-				case admissionregistrationv1.Audit:
-					failures = append(failures, failure{Message: d.Message, Policy: def.Name, Binding: b.Name, ExpressionIndex: i, ValidationActions: b.Spec.ValidationActions})
+		params, err := ext.collect(def.Spec.ParamKind, b.Spec.ParamRef, req.Namespace)
+		if err != nil {
+			configError(err, b)
+			continue
+		}
+		for _, param := range params {
+			res := n.Validator.Validate(ctx, resource, va, param, ns, authz)
+			for i, d := range res.Decisions {
+				if d.Action != validating.ActionDeny {
+					continue
+				}
+				out.Failures = append(out.Failures, d.Message)
+				for _, action := range b.Spec.ValidationActions {
+					switch action {
+					case admissionregistrationv1.Deny:
+						denied = append(denied, denial{binding: b, message: d.Message, reason: string(d.Reason)})
+					case admissionregistrationv1.Warn:
+						out.Warnings = append(out.Warnings, fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", def.Name, b.Name, d.Message))
+					case admissionregistrationv1.Audit:
+						failures = append(failures, failure{Message: d.Message, Policy: def.Name, Binding: b.Name, ExpressionIndex: i, ValidationActions: b.Spec.ValidationActions})
+					}
 				}
 			}
-		}
-		for _, a := range res.AuditAnnotations {
-			switch a.Action {
-			case validating.AuditAnnotationActionPublish:
-				audit[def.Name+"/"+a.Key] = a.Value
-			case validating.AuditAnnotationActionError:
-				denied = append(denied, denial{binding: b, message: a.Error})
+			for _, a := range res.AuditAnnotations {
+				switch a.Action {
+				case validating.AuditAnnotationActionPublish:
+					audit[def.Name+"/"+a.Key] = a.Value
+				case validating.AuditAnnotationActionError:
+					denied = append(denied, denial{binding: b, message: a.Error})
+				}
 			}
 		}
 	}

@@ -215,7 +215,7 @@ func TestEvaluate(t *testing.T) {
 			if n == nil {
 				t.Fatalf("no policy %s", tc.policy)
 			}
-			got, err := Evaluate(context.Background(), n, review(t, tc.file, tc.edit), namespaces(tc.namespaces))
+			got, err := Evaluate(context.Background(), n, review(t, tc.file, tc.edit), namespaces(tc.namespaces), External{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,187 @@
+package params
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+)
+
+// resync is the apiserver's resync period for param informers.
+const resync = 10 * time.Minute
+
+// remapAfter bounds how often an unknown param kind is looked up again
+// (a CustomResourceDefinition may be created after the policy).
+const remapAfter = time.Second
+
+// Store holds an informer per param kind in use.
+type Store struct {
+	ctx    context.Context
+	dyn    dynamic.Interface
+	mapper meta.RESTMapper
+	// direct lets CollectParams read a param the cache has not seen yet
+	// straight from the cluster, as the apiserver does.
+	direct bool
+
+	mu    sync.Mutex
+	kinds map[schema.GroupVersionKind]*kind
+}
+
+// kind is one param kind: its informer and scope once mapped, or why not.
+type kind struct {
+	informer informers.GenericInformer
+	scope    meta.RESTScope
+	cancel   context.CancelFunc
+	err      error
+	tried    time.Time
+}
+
+func newStore(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper, direct bool) *Store {
+	return &Store{ctx: ctx, dyn: dyn, mapper: mapper, direct: direct, kinds: map[schema.GroupVersionKind]*kind{}}
+}
+
+// Use makes the store watch exactly these param kinds: informers of kinds
+// no longer in use stop, new ones start. A kind that cannot be mapped yet
+// is retried when a request needs it.
+func (s *Store) Use(gvks []schema.GroupVersionKind) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	want := map[schema.GroupVersionKind]bool{}
+	for _, gvk := range gvks {
+		want[gvk] = true
+		if _, ok := s.kinds[gvk]; !ok {
+			s.kinds[gvk] = s.start(gvk)
+		}
+	}
+	for gvk, k := range s.kinds {
+		if !want[gvk] {
+			if k.cancel != nil {
+				k.cancel()
+			}
+			delete(s.kinds, gvk)
+		}
+	}
+}
+
+// start maps a param kind to its resource and starts its informer, as the
+// apiserver's policy source does; on failure it records the apiserver's
+// configuration error.
+func (s *Store) start(gvk schema.GroupVersionKind) *kind {
+	mapping, err := s.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return &kind{err: fmt.Errorf("failed to find resource referenced by paramKind: '%v'", gvk), tried: time.Now()}
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	inf := dynamicinformer.NewFilteredDynamicInformer(s.dyn, mapping.Resource, "", resync,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil)
+	go inf.Informer().Run(ctx.Done())
+	return &kind{informer: inf, scope: mapping.Scope, cancel: cancel}
+}
+
+// lookup returns a param kind's informer and scope, mapping it again if
+// it was unknown and the last try is old enough.
+func (s *Store) lookup(gvk schema.GroupVersionKind) (*kind, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.kinds[gvk]
+	if !ok {
+		k = s.start(gvk)
+		s.kinds[gvk] = k
+	}
+	if k.err != nil && time.Since(k.tried) >= remapAfter {
+		if r, ok := s.mapper.(meta.ResettableRESTMapper); ok {
+			r.Reset()
+		}
+		k = s.start(gvk)
+		s.kinds[gvk] = k
+	}
+	return k, k.err
+}
+
+// Kind reports whether a policy's param kind can be read: nil without a
+// paramKind, else the apiserver's configuration error for a kind it
+// cannot map. Check it once the policy matches, before any binding.
+func (s *Store) Kind(paramKind *admissionregistrationv1.ParamKind) error {
+	if paramKind == nil {
+		return nil
+	}
+	gvk, err := gvkOf(paramKind)
+	if err != nil {
+		return err
+	}
+	_, err = s.lookup(gvk)
+	return err
+}
+
+// Collect returns the params a binding's paramRef selects for a request in
+// namespace, by the apiserver's generic.CollectParams: a single nil
+// without paramKind or paramRef, every object a selector matches, none (or
+// the Deny error) when nothing is found.
+func (s *Store) Collect(paramKind *admissionregistrationv1.ParamKind, ref *admissionregistrationv1.ParamRef, namespace string) ([]runtime.Object, error) {
+	if paramKind == nil || ref == nil {
+		return generic.CollectParams(paramKind, nil, nil, ref, namespace, nil, nil)
+	}
+	gvk, err := gvkOf(paramKind)
+	if err != nil {
+		return nil, err
+	}
+	k, err := s.lookup(gvk)
+	if err != nil {
+		return nil, err
+	}
+	var dyn dynamic.Interface
+	var mapper meta.RESTMapper
+	if s.direct {
+		dyn, mapper = s.dyn, s.mapper
+	}
+	return generic.CollectParams(paramKind, k.informer, k.scope, ref, namespace, dyn, mapper)
+}
+
+// Synced is nil once every param kind in use has been read; /readyz waits
+// for it. A kind that cannot be mapped does not hold readiness: requests
+// get the apiserver's configuration error for it, as from the apiserver.
+func (s *Store) Synced() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for gvk, k := range s.kinds {
+		if k.informer != nil && !k.informer.Informer().HasSynced() {
+			errs = append(errs, fmt.Errorf("params of kind %v not read yet", gvk))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// WaitSynced waits until Synced or ctx ends.
+func (s *Store) WaitSynced(ctx context.Context) error {
+	for {
+		err := s.Synced()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func gvkOf(paramKind *admissionregistrationv1.ParamKind) (schema.GroupVersionKind, error) {
+	gv, err := schema.ParseGroupVersion(paramKind.APIVersion)
+	if err != nil {
+		return schema.GroupVersionKind{}, fmt.Errorf("failed to parse paramKind APIVersion: %w", err)
+	}
+	return gv.WithKind(paramKind.Kind), nil
+}

@@ -1,0 +1,59 @@
+package vap
+
+import (
+	"errors"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/admission/plugin/authorizer"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
+	k8sauthorizer "k8s.io/apiserver/pkg/authorization/authorizer"
+
+	"github.com/tollgate-dev/tollgate/internal/authz"
+	"github.com/tollgate-dev/tollgate/internal/params"
+)
+
+// External is what a policy reads beyond the request: its params and the
+// authorizer bound to the CEL variable authorizer. Either may be nil; a
+// policy that needs what is missing gets an error naming it, never a
+// guess.
+type External struct {
+	Params     *params.Store
+	Authorizer k8sauthorizer.UnconditionalAuthorizer
+}
+
+// errNoParams is the configuration error of a parameterized policy when
+// tollgate was given nowhere to read params from.
+var errNoParams = errors.New("tollgate has no params source: give cluster access (--kubeconfig) or the param objects (--params)")
+
+func (e External) paramKind(k *admissionregistrationv1.ParamKind) error {
+	if k == nil {
+		return nil
+	}
+	if e.Params == nil {
+		return errNoParams
+	}
+	return e.Params.Kind(k)
+}
+
+// collect resolves a binding's paramRef as the apiserver does.
+func (e External) collect(k *admissionregistrationv1.ParamKind, ref *admissionregistrationv1.ParamRef, namespace string) ([]runtime.Object, error) {
+	if e.Params == nil {
+		if k != nil && ref != nil {
+			return nil, errNoParams
+		}
+		return generic.CollectParams(k, nil, nil, ref, namespace, nil, nil)
+	}
+	return e.Params.Collect(k, ref, namespace)
+}
+
+// authorizer is the request's authorizer, caching decisions for the
+// request's lifetime as the apiserver's dispatcher does; without one,
+// every check errors naming what tollgate needs.
+func (e External) authorizer() k8sauthorizer.UnconditionalAuthorizer {
+	a := e.Authorizer
+	if a == nil {
+		a = authz.None{}
+	}
+	return authorizer.NewCachingAuthorizer(a)
+}
