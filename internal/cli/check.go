@@ -33,6 +33,7 @@ type checkOptions struct {
 	showSkipped      bool
 	namespace        string
 	defaultNamespace string
+	params           []string
 }
 
 func newCheckCommand() *cobra.Command {
@@ -59,6 +60,7 @@ func newCheckCommand() *cobra.Command {
 	f.BoolVar(&o.showSkipped, "show-skipped", false, "list policies that do not apply to a resource in the table")
 	f.StringVar(&o.namespace, "namespace", "", "tollgate's own namespace, exempt like the system namespaces")
 	f.StringVar(&o.defaultNamespace, "default-namespace", "default", "namespace of namespaced manifests that name none")
+	f.StringArrayVar(&o.params, "params", nil, paramsFlagHelp)
 	return cmd
 }
 
@@ -98,7 +100,11 @@ func (o *checkOptions) run(cmd *cobra.Command) error {
 			return usageError(err)
 		}
 	}
-	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, Namespaces: namespaces.lookup})
+	ext, err := offline.ExternalFor(cmd.Context(), set, o.params, objs)
+	if err != nil {
+		return usageError(err)
+	}
+	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, Namespaces: namespaces.lookup, External: ext})
 	findings := offline.Run(cmd.Context(), eng, objs, offline.Options{
 		Operation:        op,
 		Old:              old,

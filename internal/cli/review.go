@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/offline"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 	"github.com/tollgate-dev/tollgate/internal/webhook"
 )
@@ -21,6 +22,7 @@ type reviewOptions struct {
 	file      string
 	path      string
 	namespace string
+	params    []string
 }
 
 func newReviewCommand() *cobra.Command {
@@ -38,6 +40,7 @@ func newReviewCommand() *cobra.Command {
 	f.StringVarP(&o.file, "filename", "f", "", "AdmissionReview JSON file, or - for stdin")
 	f.StringVar(&o.path, "path", "", "review path, e.g. /validate/require-environment (default: the only one)")
 	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "tollgate's own namespace, as for serve")
+	f.StringArrayVar(&o.params, "params", nil, paramsFlagHelp)
 	return cmd
 }
 
@@ -62,7 +65,11 @@ func (o *reviewOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return usageError(err)
 	}
-	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace})
+	ext, err := offline.ExternalFor(cmd.Context(), set, o.params, nil)
+	if err != nil {
+		return usageError(err)
+	}
+	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, External: ext})
 	quiet := slog.New(slog.DiscardHandler)
 	reply := webhook.Respond(cmd.Context(), eng.Handler(group), body, quiet)
 	if reply.Status != http.StatusOK {

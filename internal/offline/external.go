@@ -61,3 +61,21 @@ func Unstructured(objs []*manifest.Object) ([]*unstructured.Unstructured, error)
 	}
 	return out, nil
 }
+
+// ExternalFor is External with the objects of the manifests given and of
+// the files or directories in paramPaths (--params).
+func ExternalFor(ctx context.Context, set *policy.Set, paramPaths []string, manifests []*manifest.Object) (vap.External, error) {
+	objs := manifests
+	if len(paramPaths) > 0 {
+		more, err := manifest.Read(paramPaths, nil)
+		if err != nil {
+			return vap.External{}, fmt.Errorf("params: %w", err)
+		}
+		objs = append(append([]*manifest.Object{}, manifests...), more...)
+	}
+	us, err := Unstructured(objs)
+	if err != nil {
+		return vap.External{}, err
+	}
+	return External(ctx, set, us)
+}

@@ -9,12 +9,14 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	listersv1 "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/tollgate-dev/tollgate/internal/kubeclient"
 )
 
 // cluster is what cluster access gives a replica.
 type cluster struct {
+	config      *rest.Config
 	client      kubernetes.Interface
 	namespaces  listersv1.NamespaceLister
 	readyChecks []func() error
@@ -22,7 +24,11 @@ type cluster struct {
 
 // connect returns nil without cluster access, unless required.
 func connect(kubeconfig string, required bool) (*cluster, error) {
-	client, err := kubeclient.New(kubeconfig)
+	cfg, err := kubeclient.Config(kubeconfig)
+	var client kubernetes.Interface
+	if err == nil {
+		client, err = kubernetes.NewForConfig(cfg)
+	}
 	switch {
 	case errors.Is(err, kubeclient.ErrNoAccess) && !required:
 		return nil, nil
@@ -31,7 +37,7 @@ func connect(kubeconfig string, required bool) (*cluster, error) {
 	case err != nil:
 		return nil, err
 	}
-	return &cluster{client: client}, nil
+	return &cluster{config: cfg, client: client}, nil
 }
 
 // namespace serves engine.Options.Namespaces from the informer.

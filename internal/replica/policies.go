@@ -41,12 +41,18 @@ func (p *policies) poke() {
 // watchPolicies reloads Config.Policies until ctx ends: a changed, valid
 // set replaces the current one, in the server's routes and for
 // registration; an invalid one is logged and the previous set serves on.
-func (r *replica) watchPolicies(ctx context.Context, srv *server.Server, opts engine.Options) {
+func (r *replica) watchPolicies(ctx context.Context, srv *server.Server, opts engine.Options, ext *external) {
 	if r.cfg.Policies == "" || r.cfg.PolicyReloadInterval <= 0 {
 		return
 	}
 	w := &policy.Watcher{Path: r.cfg.Policies, Interval: r.cfg.PolicyReloadInterval, Loaded: r.loaded,
 		OnLoad: func(s *policy.Set) {
+			var err error
+			if opts.External, err = ext.follow(s); err != nil {
+				r.met.PolicyLoad(err)
+				r.log.Error("policies not reloaded; the previous set keeps serving", slog.Any("error", err))
+				return
+			}
 			r.met.PolicyLoad(nil)
 			r.policies.replace(s)
 			srv.SetRoutes(Routes(engine.New(s, opts)))

@@ -118,6 +118,13 @@ func (r *replica) start(ctx, serving context.Context) (*server.Server, error) {
 	default:
 		return nil, &ConfigError{Err: fmt.Errorf("--cert-source %q: want files, self or cert-manager", r.cfg.Cluster.CertSource)}
 	}
+	ext, err := r.newExternal(serving, cl)
+	if err != nil {
+		return nil, err
+	}
+	if engOpts.External, err = ext.follow(r.policies.current()); err != nil {
+		return nil, err
+	}
 	if cl != nil {
 		engOpts.Namespaces = cl.namespace
 		srvCfg.ReadyChecks = cl.readyChecks
@@ -130,7 +137,7 @@ func (r *replica) start(ctx, serving context.Context) (*server.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.watchPolicies(serving, srv, engOpts)
+	r.watchPolicies(serving, srv, engOpts, ext)
 	if r.cfg.MetricsListen != "" {
 		r.group.Go(func() error { return r.met.Serve(serving, r.cfg.MetricsListen, r.log) })
 	}

@@ -41,6 +41,10 @@ type Suite struct {
 	Policies []string `json:"policies,omitempty"`
 	// Resources are manifest files or directories, relative to the suite.
 	Resources []string `json:"resources"`
+	// Params are files or directories, relative to the suite, of objects
+	// policies read: params (ConfigMaps, custom resources and their CRDs)
+	// and RBAC objects for the authorizer variable.
+	Params []string `json:"params,omitempty"`
 	// Namespaces give the labels namespaceSelectors see.
 	Namespaces map[string]map[string]string `json:"namespaces,omitempty"`
 	// Operation is CREATE unless set.
@@ -141,10 +145,18 @@ func (s *Suite) Run(ctx context.Context) ([]Check, error) {
 	if err != nil {
 		return nil, err
 	}
+	var params []string
+	for _, p := range s.Params {
+		params = append(params, s.rel(p))
+	}
+	ext, err := offline.ExternalFor(ctx, set, params, objs)
+	if err != nil {
+		return nil, err
+	}
 	eng := engine.New(set, engine.Options{Namespaces: func(ns string) (*corev1.Namespace, bool) {
 		l, ok := s.Namespaces[ns]
 		return policy.NamespaceOf(ns, l), ok
-	}})
+	}, External: ext})
 	findings := offline.Run(ctx, eng, objs, offline.Options{Operation: operation(s.Operation)})
 	byResource := map[string][]*offline.Finding{}
 	for i := range findings {

@@ -20,8 +20,8 @@ import (
 func deployment(ns, name string, replicas int, labels, user string) *admission.Request {
 	req := &admission.Request{
 		UID: "u", Kind: schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"},
-		Resource:  schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},
-		Name:      name, Namespace: ns, Operation: admission.Create,
+		Resource: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},
+		Name:     name, Namespace: ns, Operation: admission.Create,
 		UserInfo: admission.UserInfo{Username: user},
 	}
 	req.SetObjects([]byte(fmt.Sprintf(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":%q,"namespace":%q,"labels":{%s}},"spec":{"replicas":%d}}`,
