@@ -80,6 +80,8 @@ func TestRBACIsLeast(t *testing.T) {
 		{authorizationv1.ResourceAttributes{Verb: "watch", Resource: "namespaces"}, true},
 		{authorizationv1.ResourceAttributes{Verb: "patch", Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations", Name: "tollgate"}, true},
 		{authorizationv1.ResourceAttributes{Namespace: ns, Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Name: "tollgate-leader"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "watch", Resource: "configmaps"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "create", Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}, true},
 		{authorizationv1.ResourceAttributes{Namespace: ns, Verb: "get", Resource: "secrets", Name: "other"}, false},
 		{authorizationv1.ResourceAttributes{Namespace: ns, Verb: "list", Resource: "secrets"}, false},
 		{authorizationv1.ResourceAttributes{Namespace: "default", Verb: "get", Resource: "secrets", Name: "tollgate-certs"}, false},
@@ -88,6 +90,8 @@ func TestRBACIsLeast(t *testing.T) {
 		{authorizationv1.ResourceAttributes{Namespace: ns, Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Name: "kube-controller-manager"}, false},
 		{authorizationv1.ResourceAttributes{Namespace: "default", Verb: "create", Resource: "pods"}, false},
 		{authorizationv1.ResourceAttributes{Verb: "update", Resource: "namespaces", Name: "default"}, false},
+		{authorizationv1.ResourceAttributes{Namespace: "default", Verb: "update", Resource: "configmaps", Name: "x"}, false},
+		{authorizationv1.ResourceAttributes{Verb: "create", Group: "authorization.k8s.io", Resource: "localsubjectaccessreviews", Namespace: "default"}, false},
 	}
 	for _, tt := range tests {
 		a := tt.attr
