@@ -259,7 +259,9 @@ func setUpParams(ctx context.Context, t *testing.T, dyn dynamic.Interface) {
 			t.Fatal(err)
 		}
 	}
-	user := func(n string) rbacv1.Subject { return rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: n} }
+	user := func(n string) rbacv1.Subject {
+		return rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: n}
+	}
 	for _, b := range []*rbacv1.ClusterRoleBinding{
 		{ObjectMeta: metav1.ObjectMeta{Name: "params-deployers"}, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "params-deployer"}, Subjects: []rbacv1.Subject{user("alice"), user("bob")}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "params-approvers"}, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "params-approver"}, Subjects: []rbacv1.Subject{user("alice")}},
