@@ -13,7 +13,9 @@ import (
 )
 
 // builtinNamespaced are the built-in kinds commonly used as params, known
-// to be namespaced without a CustomResourceDefinition saying so.
+// to be namespaced without a CustomResourceDefinition saying so, and known
+// (so that a missing one is not found, as in a cluster) even when no object
+// of theirs is given.
 var builtinNamespaced = map[schema.GroupKind]bool{
 	{Kind: "ConfigMap"}: true,
 	{Kind: "Secret"}:    true,
@@ -25,8 +27,7 @@ var builtinNamespaced = map[schema.GroupKind]bool{
 // cluster. A kind's resource and scope come from a
 // CustomResourceDefinition among objects, else from what is known of
 // built-in kinds, else from the objects (namespaced when they have a
-// namespace). Objects of kinds no CRD names and without apiVersion or kind
-// are an error.
+// namespace). Objects without apiVersion or kind are an error.
 func NewOffline(ctx context.Context, objects []*unstructured.Unstructured) (*Store, error) {
 	mapper := meta.NewDefaultRESTMapper(nil)
 	type mapped struct {
@@ -42,6 +43,11 @@ func NewOffline(ctx context.Context, objects []*unstructured.Unstructured) (*Sto
 		gvr := gvk.GroupVersion().WithResource(plural)
 		mapper.AddSpecific(gvk, gvr, gvr.GroupVersion().WithResource(strings.ToLower(gvk.Kind)), scope)
 		kinds[gvk] = mapped{resource: gvr, scope: scope}
+	}
+	for gk := range builtinNamespaced {
+		gvk := gk.WithVersion("v1")
+		plural, _ := meta.UnsafeGuessKindToResource(gvk)
+		add(gvk, plural.Resource, true)
 	}
 	for _, o := range objects {
 		if o.GroupVersionKind() != crdKind {
