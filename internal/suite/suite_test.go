@@ -113,6 +113,11 @@ func TestRun(t *testing.T) {
 		{"typo", []string{
 			`typo.tollgate-test.yaml require-enviroment shop/web-staging want=skip got=skip problem="no policy require-enviroment among the test's policies"`,
 		}},
+		{"params", []string{
+			`params.tollgate-test.yaml max-replicas shop/two want=pass got=pass problem=""`,
+			`params.tollgate-test.yaml max-replicas shop/three want=fail got=fail problem=""`,
+			`params.tollgate-test.yaml max-replicas other/two want=fail got=fail problem=""`,
+		}},
 		{"defaults", []string{
 			`defaults.tollgate-test.yaml require-environment shop/web-staging want=fail got=fail problem=""`,
 			`defaults.tollgate-test.yaml nginx-sidecar shop/web-dev want=skip got=skip problem=""`,
