@@ -19,6 +19,8 @@ type external struct {
 	ctx   context.Context
 	store *params.Store
 	base  vap.External
+	// stop ends the informers of the previous offline set's params.
+	stop context.CancelFunc
 }
 
 func (r *replica) newExternal(ctx context.Context, cl *cluster) (*external, error) {
@@ -46,5 +48,15 @@ func (e *external) follow(s *policy.Set) (vap.External, error) {
 		e.store.Use(s.ParamKinds())
 		return e.base, nil
 	}
-	return offline.External(e.ctx, s, nil)
+	ctx, stop := context.WithCancel(e.ctx)
+	ext, err := offline.External(ctx, s, nil)
+	if err != nil {
+		stop()
+		return ext, err
+	}
+	if e.stop != nil {
+		e.stop()
+	}
+	e.stop = stop
+	return ext, nil
 }
