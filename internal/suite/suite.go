@@ -21,6 +21,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/manifest"
 	"github.com/tollgate-dev/tollgate/internal/offline"
@@ -45,6 +46,10 @@ type Suite struct {
 	// policies read: params (ConfigMaps, custom resources and their CRDs)
 	// and RBAC objects for the authorizer variable.
 	Params []string `json:"params,omitempty"`
+	// User and Groups are request.userInfo, the user the authorizer
+	// variable checks.
+	User   string   `json:"user,omitempty"`
+	Groups []string `json:"groups,omitempty"`
 	// Namespaces give the labels namespaceSelectors see.
 	Namespaces map[string]map[string]string `json:"namespaces,omitempty"`
 	// Operation is CREATE unless set.
@@ -157,7 +162,8 @@ func (s *Suite) Run(ctx context.Context) ([]Check, error) {
 		l, ok := s.Namespaces[ns]
 		return policy.NamespaceOf(ns, l), ok
 	}, External: ext})
-	findings := offline.Run(ctx, eng, objs, offline.Options{Operation: operation(s.Operation)})
+	findings := offline.Run(ctx, eng, objs, offline.Options{Operation: operation(s.Operation),
+		User: admission.UserInfo{Username: s.User, Groups: s.Groups}})
 	byResource := map[string][]*offline.Finding{}
 	for i := range findings {
 		f := &findings[i]

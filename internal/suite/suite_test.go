@@ -117,6 +117,8 @@ func TestRun(t *testing.T) {
 			`params.tollgate-test.yaml max-replicas shop/two want=pass got=pass problem=""`,
 			`params.tollgate-test.yaml max-replicas shop/three want=fail got=fail problem=""`,
 			`params.tollgate-test.yaml max-replicas other/two want=fail got=fail problem=""`,
+			`params.tollgate-test.yaml approvers shop/two want=pass got=pass problem=""`,
+			`params.tollgate-test.yaml approvers other/two want=fail got=fail problem=""`,
 		}},
 		{"defaults", []string{
 			`defaults.tollgate-test.yaml require-environment shop/web-staging want=fail got=fail problem=""`,
