@@ -100,6 +100,20 @@ func namespaces(labels map[string]map[string]string) policy.Namespaces {
 	}
 }
 
+// evaluates checks what Evaluate makes of req, knowing the given namespaces.
+func evaluates(t *testing.T, n *policy.VAP, req *admission.Request, ns map[string]map[string]string, want Outcome) {
+	t.Helper()
+	got, err := Evaluate(context.Background(), n, req, namespaces(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.MarshalIndent(got, "", "  ")
+		w, _ := json.MarshalIndent(want, "", "  ")
+		t.Errorf("got  %s\nwant %s", g, w)
+	}
+}
+
 func TestEvaluate(t *testing.T) {
 	enforced := map[string]map[string]string{"shop": {"tollgate.dev/enforce": "true"}}
 	for _, tc := range []struct {
@@ -245,15 +259,7 @@ func TestEvaluate(t *testing.T) {
 			if n == nil {
 				t.Fatalf("no policy %s", tc.policy)
 			}
-			got, err := Evaluate(context.Background(), n, review(t, tc.file, tc.edit), namespaces(tc.namespaces))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				g, _ := json.MarshalIndent(got, "", "  ")
-				w, _ := json.MarshalIndent(tc.want, "", "  ")
-				t.Errorf("got  %s\nwant %s", g, w)
-			}
+			evaluates(t, n, review(t, tc.file, tc.edit), tc.namespaces, tc.want)
 		})
 	}
 }
@@ -303,15 +309,7 @@ func TestEvaluateFromWebhook(t *testing.T) {
 			if n == nil {
 				t.Fatalf("no webhook path %s", tc.path)
 			}
-			got, err := Evaluate(context.Background(), n, review(t, tc.file, tc.edit), namespaces(tc.namespaces))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				g, _ := json.MarshalIndent(got, "", "  ")
-				w, _ := json.MarshalIndent(tc.want, "", "  ")
-				t.Errorf("got  %s\nwant %s", g, w)
-			}
+			evaluates(t, n, review(t, tc.file, tc.edit), tc.namespaces, tc.want)
 		})
 	}
 }
