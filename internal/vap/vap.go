@@ -221,7 +221,7 @@ type lister struct {
 	missed string
 }
 
-// select_ prepares the lister for the selector of m.
+// prepare readies the lister for the namespaceSelector of m.
 func (l *lister) prepare(m *admissionregistrationv1.MatchResources) {
 	l.missed = ""
 	l.namesOnly = m == nil || namesOnly(m.NamespaceSelector)
