@@ -185,7 +185,7 @@ func compareParams(ctx context.Context, t *testing.T, clients map[string]kuberne
 	for _, c := range corpus {
 		native := createIn(ctx, t, clients[c.user], w, "params-native", c.obj)
 		through := createIn(ctx, t, clients[c.user], w, "params-tollgate", c.obj)
-		sameAnswer(t, c.user+" "+c.obj.Name, native, through)
+		sameAnswer(t, c.user+" "+c.obj.Name, "tollgate", native, through)
 		if !native.allowed {
 			denied++
 		}
