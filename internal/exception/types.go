@@ -74,7 +74,9 @@ func (e *Exception) Name() string {
 	return e.Metadata.Name
 }
 
-func (e *Exception) String() string { return fmt.Sprintf("PolicyException %q (%s)", e.Name(), e.Source) }
+func (e *Exception) String() string {
+	return fmt.Sprintf("PolicyException %q (%s)", e.Name(), e.Source)
+}
 
 // Message is what a result exempted by e says.
 func (e *Exception) Message() string {

@@ -62,7 +62,10 @@ func Build(findings []offline.Finding) *PolicyReport {
 		if res.Name == "" {
 			res.Name = o.GenerateName
 		}
-		props := map[string]string{"file": o.Where()}
+		var props map[string]string
+		if o.File != "" { // a manifest, not an object read from a cluster
+			props = map[string]string{"file": o.Where()}
+		}
 		if f.Err != nil {
 			r.add(Result{Source: "tollgate", Policy: ManifestPolicy, Result: engine.Error, Message: f.Err.Error(), Resources: []Resource{res}, Properties: props})
 			continue
