@@ -58,30 +58,10 @@ func matchedBySet(set *policy.Set, gr schema.GroupResource) bool {
 			continue
 		}
 		for _, p := range g.Policies {
-			if p.VAP != nil && vapMayMatch(p, gr) || p.VAP == nil && p.MatchesResource(gr) {
+			if p.MayMatchResource(gr) {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// vapMayMatch tells whether a ValidatingAdmissionPolicy's resource rules
-// name the resource (a binding only narrows them).
-func vapMayMatch(p *policy.Policy, gr schema.GroupResource) bool {
-	mc := p.VAP.Policy.Spec.MatchConstraints
-	if mc == nil {
-		return false
-	}
-	for _, r := range mc.ResourceRules {
-		if ruleNames(r.APIGroups, r.Resources, gr) {
-			return true
-		}
-	}
-	return false
-}
-
-func ruleNames(groups, resources []string, gr schema.GroupResource) bool {
-	return (slices.Contains(groups, "*") || slices.Contains(groups, gr.Group)) &&
-		(slices.Contains(resources, "*") || slices.Contains(resources, gr.Resource))
 }
