@@ -71,7 +71,14 @@ func Build(findings []offline.Finding) *PolicyReport {
 			continue
 		}
 		for _, pr := range f.Results {
-			r.add(Result{Source: "tollgate", Policy: pr.Policy, Result: pr.Outcome, Message: pr.Message, Resources: []Resource{res}, Properties: props})
+			p := props
+			if pr.Exception != "" {
+				p = map[string]string{"exception": pr.Exception}
+				for k, v := range props {
+					p[k] = v
+				}
+			}
+			r.add(Result{Source: "tollgate", Policy: pr.Policy, Result: pr.Outcome, Message: pr.Message, Resources: []Resource{res}, Properties: p})
 		}
 	}
 	return r

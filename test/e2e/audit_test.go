@@ -149,7 +149,7 @@ func TestAudit(t *testing.T) {
 		}
 	}
 	table, _, _ := runTollgate(t, "audit", "--kubeconfig", kubeconfig, "-c", policies)
-	for _, want := range []string{"RESOURCE", "ConfigMap audit-a/orphan", "ConfigMap audit-b/db"} {
+	for _, want := range []string{"RESOURCE", "ConfigMap audit-a/orphan", "ConfigMap audit-b/db", "audit-require-team  skip    exempted by PolicyException legacy-config"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
