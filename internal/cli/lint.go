@@ -15,9 +15,9 @@ func newLintCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "lint -c POLICIES",
 		Short: "Load and check policies, reporting every problem",
-		Long:  "Prints every problem with file, document and field path, and warns about PolicyExceptions that\n" +
+		Long: "Prints every problem with file, document and field path, and warns about PolicyExceptions that\n" +
 			"expire within a week or can never exempt anything. Exit status: 0 clean (warnings allowed), 1 problems found.",
-		Args:  noArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if config == "" {
 				return usageError(errors.New("give the policies with -c"))
