@@ -90,17 +90,7 @@ func (o *auditOptions) run(cmd *cobra.Command) error {
 	if err := writeReport(out, report.Build(findings), o.output, report.TableOptions{Colour: isTerminal(out), ShowSkipped: o.showSkipped}); err != nil {
 		return err
 	}
-	for _, f := range findings {
-		if f.Err != nil {
-			return &exitError{code: exitUsage}
-		}
-	}
-	for _, f := range findings {
-		if !f.Allowed {
-			return &exitError{code: exitDenied}
-		}
-	}
-	return nil
+	return findingsExit(findings)
 }
 
 // progress shows on a terminal, once a scan takes more than a moment, how
