@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,9 +44,23 @@ func (s *Set) ExceptionWarnings(now time.Time) []string {
 			if kinds := e.Spec.Match.Kinds; len(kinds) > 0 && !anyKindMatched(p, kinds) {
 				out = append(out, fmt.Sprintf("%s: spec.match.kinds: policy %q matches none of %s", e, name, strings.Join(kinds, ", ")))
 			}
+			if ns := e.Spec.Match.Namespaces; len(ns) > 0 && allExcluded(p, ns) {
+				out = append(out, fmt.Sprintf("%s: spec.match.namespaces: policy %q never applies in %s", e, name, strings.Join(ns, ", ")))
+			}
 		}
 	}
 	return out
+}
+
+// allExcluded tells whether every namespace is one no policy applies in
+// (the system namespaces) or the policy excludes; a pattern may match others.
+func allExcluded(p *Policy, namespaces []string) bool {
+	for _, n := range namespaces {
+		if strings.ContainsAny(n, "*?[") || !slices.Contains(SystemNamespaces, n) && !p.compiled.excluded.Has(n) {
+			return false
+		}
+	}
+	return true
 }
 
 // anyKindMatched tells whether the policy may match any of the kinds. A

@@ -8,7 +8,7 @@ import (
 
 func TestExceptionWarnings(t *testing.T) {
 	ps, exs, err := ParseFile("x.yaml", []byte(header+`metadata: {name: require-team}
-spec: {match: {resources: [pods], podControllers: true}, validate: {labels: [{key: team}]}}
+spec: {match: {resources: [pods], podControllers: true, excludeNamespaces: [legacy]}, validate: {labels: [{key: team}]}}
 ---
 apiVersion: tollgate.dev/v1alpha1
 kind: PolicyException
@@ -33,7 +33,12 @@ spec: {policies: [require-team, requier-team], match: {kinds: [ConfigMap, Servic
 apiVersion: tollgate.dev/v1alpha1
 kind: PolicyException
 metadata: {name: custom}
-spec: {policies: [require-team], match: {kinds: [example.com/Widget]}, reason: r}
+spec: {policies: [require-team], match: {kinds: [example.com/Widget], namespaces: ["kube-*"]}, reason: r}
+---
+apiVersion: tollgate.dev/v1alpha1
+kind: PolicyException
+metadata: {name: excluded}
+spec: {policies: [require-team], match: {namespaces: [kube-system, legacy]}, reason: r}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +54,7 @@ spec: {policies: [require-team], match: {kinds: [example.com/Widget]}, reason: r
 		`"gone" (x.yaml: document 4): expired at 2029-12-31T00:00:00Z: it is applied nowhere`,
 		`"nothing" (x.yaml: document 5): spec.match.kinds: policy "require-team" matches none of ConfigMap, Service`,
 		`"nothing" (x.yaml: document 5): spec.policies[1]: no policy "requier-team" is loaded`,
+		`"excluded" (x.yaml: document 7): spec.match.namespaces: policy "require-team" never applies in kube-system, legacy`,
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d warnings, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
