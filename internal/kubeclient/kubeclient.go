@@ -29,8 +29,7 @@ func New(kubeconfig string) (kubernetes.Interface, error) {
 	return client, nil
 }
 
-// Config is the client configuration New uses, for other clients of the
-// same cluster (dynamic, discovery).
+// Config is the REST configuration New uses, for other kinds of clients.
 func Config(kubeconfig string) (*rest.Config, error) {
 	var cfg *rest.Config
 	var err error

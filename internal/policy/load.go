@@ -18,6 +18,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tollgate-dev/tollgate/internal/exception"
 )
 
 // LoadPath reads a policy file, or every .yaml, .yml and .json file of a
@@ -29,19 +31,24 @@ func LoadPath(path string) (*Set, error) {
 	}
 	var all []*Policy
 	var objects []*unstructured.Unstructured
+	var exceptions []*exception.Exception
 	var errs []error
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			return nil, fmt.Errorf("read policy file: %w", err)
 		}
-		ps, objs, err := ParseAll(f, data)
+		ps, exs, objs, err := ParseAll(f, data)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		all = append(all, ps...)
 		objects = append(objects, objs...)
+		exceptions = append(exceptions, exs...)
+	}
+	if err := exception.Unique(exceptions); err != nil {
+		errs = append(errs, err)
 	}
 	if len(all) == 0 && len(errs) == 0 {
 		return nil, fmt.Errorf("%s: no policies found", path)
@@ -55,6 +62,7 @@ func LoadPath(path string) (*Set, error) {
 		return nil, errors.Join(errs...)
 	}
 	set.Objects = objects
+	set.Exceptions = exceptions
 	return set, nil
 }
 
@@ -82,22 +90,35 @@ func policyFiles(path string) ([]string, error) {
 	return files, nil
 }
 
-// Parse reads the policy documents of one file. Each policy is verified on its
-// own; verification across policies happens in NewSet. All problems are reported
-// together, each with file, document and field path. Documents that are not
+// Parse reads the policy documents of one file, which must hold no
+// PolicyException (ParseFile reads those too). Documents that are not
 // policies (see ParseAll) are left out.
 func Parse(file string, data []byte) ([]*Policy, error) {
-	ps, _, err := ParseAll(file, data)
+	ps, exs, err := ParseFile(file, data)
+	if err == nil && len(exs) > 0 {
+		err = fmt.Errorf("%s: PolicyException %q: exceptions are read from policy files and directories only", exs[0].Source, exs[0].Name())
+	}
 	return ps, err
 }
 
-// ParseAll is Parse that also returns the documents of other API groups than
-// tollgate.dev and admissionregistration.k8s.io (a ConfigMap or custom
-// resource used as params, RBAC objects): not policies of tollgate's, so
-// neither policies nor errors, but objects policies may read.
-func ParseAll(file string, data []byte) ([]*Policy, []*unstructured.Unstructured, error) {
+// ParseFile reads the policy and PolicyException documents of one file;
+// other objects (see ParseAll) are left out.
+func ParseFile(file string, data []byte) ([]*Policy, []*exception.Exception, error) {
+	ps, exs, _, err := ParseAll(file, data)
+	return ps, exs, err
+}
+
+// ParseAll reads the policy and PolicyException documents of one file, and
+// returns the documents of other API groups than tollgate.dev and
+// admissionregistration.k8s.io (a ConfigMap or custom resource used as
+// params, RBAC objects): not policies of tollgate's, so neither policies nor
+// errors, but objects policies may read. Each policy is verified on its
+// own; verification across policies happens in NewSet. All problems are
+// reported together, each with file, document and field path.
+func ParseAll(file string, data []byte) ([]*Policy, []*exception.Exception, []*unstructured.Unstructured, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var policies []*Policy
+	var exceptions []*exception.Exception
 	var objects []*unstructured.Unstructured
 	var errs []error
 	for doc := 1; ; doc++ {
@@ -106,7 +127,7 @@ func ParseAll(file string, data []byte) ([]*Policy, []*unstructured.Unstructured
 			break
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: document %d: %w", file, doc, err)
+			return nil, nil, nil, fmt.Errorf("%s: document %d: %w", file, doc, err)
 		}
 		if isEmptyDocument(raw) {
 			doc--
@@ -114,6 +135,17 @@ func ParseAll(file string, data []byte) ([]*Policy, []*unstructured.Unstructured
 		}
 		src := Source{File: file, Document: doc}
 		if js, err := yaml.YAMLToJSONStrict(raw); err == nil {
+			if exception.Is(js) {
+				e, errList := exception.Decode(js)
+				for _, fe := range errList {
+					errs = append(errs, fmt.Errorf("%s: %s %q: %w", src, exception.Kind, e.Name(), fe))
+				}
+				if len(errList) == 0 {
+					e.Source = src.String()
+					exceptions = append(exceptions, e)
+				}
+				continue
+			}
 			if o := foreign(js); o != nil {
 				objects = append(objects, o)
 				continue
@@ -155,9 +187,9 @@ func ParseAll(file string, data []byte) ([]*Policy, []*unstructured.Unstructured
 		policies = append(policies, p)
 	}
 	if len(errs) > 0 {
-		return nil, nil, errors.Join(errs...)
+		return nil, nil, nil, errors.Join(errs...)
 	}
-	return policies, objects, nil
+	return policies, exceptions, objects, nil
 }
 
 // foreign returns a document of an API group that is not tollgate's

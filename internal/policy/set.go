@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/tollgate-dev/tollgate/internal/exception"
 )
 
 // Set is a verified collection of policies and the webhook groups they form.
@@ -14,6 +16,8 @@ type Set struct {
 	// Objects are the documents of other API groups found with the
 	// policies (params, RBAC objects); see ParseAll.
 	Objects []*unstructured.Unstructured
+	// Exceptions are the PolicyExceptions read with the policies, in load order.
+	Exceptions []*exception.Exception
 }
 
 // NewSet verifies what no single policy can: names are unique, and no two

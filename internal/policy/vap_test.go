@@ -100,7 +100,7 @@ kind: ConfigMap
 metadata: {name: p, namespace: default}
 settings: {a: b}
 `
-	ps, objs, err := ParseAll("vap.yaml", []byte(docs))
+	ps, _, objs, err := ParseAll("vap.yaml", []byte(docs))
 	if err != nil {
 		t.Fatal(err)
 	}
