@@ -23,11 +23,12 @@ const (
 	GroupMutating   GroupKind = "mutating"   // labels, annotations and CEL patches
 	GroupInjection  GroupKind = "injection"  // containers, volumes, ... into Pods
 	GroupVAP        GroupKind = "vap"        // one ValidatingAdmissionPolicy, alone in its group
+	GroupMAP        GroupKind = "map"        // one MutatingAdmissionPolicy, alone in its group
 )
 
 // Action is the webhook a group of this kind is registered as.
 func (k GroupKind) Action() Action {
-	if k == GroupMutating || k == GroupInjection {
+	if k == GroupMutating || k == GroupInjection || k == GroupMAP {
 		return ActionMutate
 	}
 	return ActionValidate
@@ -38,6 +39,8 @@ func kindOf(p *Policy) GroupKind {
 	switch {
 	case p.VAP != nil:
 		return GroupVAP
+	case p.MAP != nil:
+		return GroupMAP
 	case p.IsInjection():
 		return GroupInjection
 	case p.IsMutation():
@@ -89,6 +92,9 @@ func groupPolicies(policies []*Policy) []*Group {
 func groupKey(kind GroupKind, p *Policy) string {
 	if kind == GroupVAP {
 		return "vap:" + p.Name() // a ValidatingAdmissionPolicy has a webhook of its own
+	}
+	if kind == GroupMAP {
+		return "map:" + p.Name() // so has a MutatingAdmissionPolicy
 	}
 	m := p.Spec.Match
 	m.Resources = sortedCopy(m.Resources)

@@ -111,6 +111,21 @@ func Parse(file string, data []byte) ([]*Policy, error) {
 				}
 				continue
 			}
+			if kind, version, ok := isMAP(js); ok {
+				p, errList := decodeMAP(kind, version, js)
+				for _, fe := range errList {
+					name := ""
+					if p != nil {
+						name = p.Name()
+					}
+					errs = append(errs, fmt.Errorf("%s: %s %q: %w", src, kind, name, fe))
+				}
+				if len(errList) == 0 {
+					p.Source = src
+					policies = append(policies, p)
+				}
+				continue
+			}
 		}
 		p, err := decode(raw)
 		if err != nil {

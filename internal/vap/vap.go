@@ -9,19 +9,16 @@ package vap
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8sadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/matching"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/authentication/user"
-	listersv1 "k8s.io/client-go/listers/core/v1"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/cel"
@@ -60,7 +57,7 @@ func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 	attrs := k8sadmission.NewAttributesRecord(obj, old, req.Kind, req.Namespace, req.Name, req.Resource, req.SubResource,
 		k8sadmission.Operation(req.Operation), nil, req.DryRun,
 		&user.DefaultInfo{Name: req.UserInfo.Username, UID: req.UserInfo.UID, Groups: req.UserInfo.Groups})
-	matcher := generic.NewPolicyMatcher(matching.NewMatcher(lister(namespaces), nil))
+	matcher := generic.NewPolicyMatcher(matching.NewMatcher(namespaces.Lister(), nil))
 	def := n.Policy
 	var out Outcome
 	var denied []denial
@@ -169,22 +166,3 @@ func (o Outcome) finish(def *admissionregistrationv1.ValidatingAdmissionPolicy, 
 	o.Code = StatusCode(o.Reason)
 	return o
 }
-
-// lister adapts Namespaces to the NamespaceLister the matcher reads.
-type lister policy.Namespaces
-
-func (l lister) List(labels.Selector) ([]*corev1.Namespace, error) {
-	return nil, errors.New("not supported")
-}
-
-// Get never answers NotFound: the matcher would then ask a client, and a
-// namespace tollgate does not know has, as every namespace, the label
-// kubernetes.io/metadata.name.
-func (l lister) Get(name string) (*corev1.Namespace, error) {
-	if ns := policy.Namespaces(l).Lookup(name); ns != nil {
-		return ns, nil
-	}
-	return policy.NamespaceOf(name, nil), nil
-}
-
-var _ listersv1.NamespaceLister = lister(nil)

@@ -1,0 +1,150 @@
+package policy
+
+import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// errParams is tollgate's refusal of parameterized MutatingAdmissionPolicies.
+const errParams = "parameters are not supported by tollgate for MutatingAdmissionPolicies yet"
+
+// verifyMAP refuses, as the apiserver does, a MutatingAdmissionPolicy it
+// would not store, and what tollgate cannot run (parameters).
+func verifyMAP(m *admissionregistrationv1.MutatingAdmissionPolicy) field.ErrorList {
+	var errs field.ErrorList
+	spec := field.NewPath("spec")
+	s := &m.Spec
+	if m.Name == "" {
+		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
+	}
+	if s.ParamKind != nil {
+		errs = append(errs, field.Forbidden(spec.Child("paramKind"), errParams))
+	}
+	if s.MatchConstraints == nil {
+		errs = append(errs, field.Required(spec.Child("matchConstraints"), ""))
+	} else {
+		errs = append(errs, verifyMAPRules(s.MatchConstraints, spec.Child("matchConstraints"), true)...)
+	}
+	if len(s.Mutations) == 0 {
+		errs = append(errs, field.Required(spec.Child("mutations"), "mutations must contain at least one item"))
+	}
+	for i, mu := range s.Mutations {
+		p := spec.Child("mutations").Index(i)
+		switch mu.PatchType {
+		case "":
+			errs = append(errs, field.Required(p.Child("patchType"), ""))
+		case admissionregistrationv1.PatchTypeJSONPatch:
+			if mu.JSONPatch == nil || mu.JSONPatch.Expression == "" {
+				errs = append(errs, field.Required(p.Child("jsonPatch"), "must be specified when patchType is JSONPatch"))
+			}
+			if mu.ApplyConfiguration != nil {
+				errs = append(errs, field.Forbidden(p.Child("applyConfiguration"), "must not be specified when patchType is JSONPatch"))
+			}
+		case admissionregistrationv1.PatchTypeApplyConfiguration:
+			if mu.ApplyConfiguration == nil || mu.ApplyConfiguration.Expression == "" {
+				errs = append(errs, field.Required(p.Child("applyConfiguration"), "must be specified when patchType is ApplyConfiguration"))
+			}
+			if mu.JSONPatch != nil {
+				errs = append(errs, field.Forbidden(p.Child("jsonPatch"), "must not be specified when patchType is ApplyConfiguration"))
+			}
+		default:
+			errs = append(errs, field.NotSupported(p.Child("patchType"), mu.PatchType, []string{string(admissionregistrationv1.PatchTypeApplyConfiguration), string(admissionregistrationv1.PatchTypeJSONPatch)}))
+		}
+	}
+	if f := *s.FailurePolicy; f != admissionregistrationv1.Fail && f != admissionregistrationv1.Ignore {
+		errs = append(errs, field.NotSupported(spec.Child("failurePolicy"), f, []string{"Fail", "Ignore"}))
+	}
+	if r := s.ReinvocationPolicy; r != admissionregistrationv1.NeverReinvocationPolicy && r != admissionregistrationv1.IfNeededReinvocationPolicy {
+		errs = append(errs, field.NotSupported(spec.Child("reinvocationPolicy"), r, []string{"IfNeeded", "Never"}))
+	}
+	if len(s.MatchConditions) > 64 {
+		errs = append(errs, field.TooMany(spec.Child("matchConditions"), len(s.MatchConditions), 64))
+	}
+	names := sets.New[string]()
+	for i, c := range s.MatchConditions {
+		p := spec.Child("matchConditions").Index(i)
+		switch {
+		case c.Name == "":
+			errs = append(errs, field.Required(p.Child("name"), ""))
+		case names.Has(c.Name):
+			errs = append(errs, field.Duplicate(p.Child("name"), c.Name))
+		}
+		names.Insert(c.Name)
+		if c.Expression == "" {
+			errs = append(errs, field.Required(p.Child("expression"), ""))
+		}
+	}
+	names = sets.New[string]()
+	for i, v := range s.Variables {
+		p := spec.Child("variables").Index(i)
+		switch {
+		case v.Name == "":
+			errs = append(errs, field.Required(p.Child("name"), "name is not specified"))
+		case names.Has(v.Name):
+			errs = append(errs, field.Duplicate(p.Child("name"), v.Name))
+		}
+		names.Insert(v.Name)
+		if v.Expression == "" {
+			errs = append(errs, field.Required(p.Child("expression"), "expression is not specified"))
+		}
+	}
+	return errs
+}
+
+// verifyMAPBinding refuses a binding the apiserver would not store, and a
+// paramRef, which tollgate cannot resolve for MutatingAdmissionPolicies yet.
+func verifyMAPBinding(b *admissionregistrationv1.MutatingAdmissionPolicyBinding) field.ErrorList {
+	var errs field.ErrorList
+	spec := field.NewPath("spec")
+	if b.Name == "" {
+		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
+	}
+	if b.Spec.PolicyName == "" {
+		errs = append(errs, field.Required(spec.Child("policyName"), ""))
+	}
+	if b.Spec.ParamRef != nil {
+		errs = append(errs, field.Forbidden(spec.Child("paramRef"), errParams))
+	}
+	if b.Spec.MatchResources != nil {
+		errs = append(errs, verifyMAPRules(b.Spec.MatchResources, spec.Child("matchResources"), false)...)
+	}
+	return errs
+}
+
+// mutatingOperations are the operations a MutatingAdmissionPolicy may match.
+var mutatingOperations = []string{"*", "CONNECT", "CREATE", "UPDATE"}
+
+// verifyMAPRules checks resource rules: required in a policy's
+// matchConstraints, and never DELETE, which has no object to mutate.
+func verifyMAPRules(m *admissionregistrationv1.MatchResources, path *field.Path, required bool) field.ErrorList {
+	var errs field.ErrorList
+	if required && len(m.ResourceRules) == 0 {
+		errs = append(errs, field.Required(path.Child("resourceRules"), ""))
+	}
+	for _, list := range []struct {
+		name  string
+		rules []admissionregistrationv1.NamedRuleWithOperations
+	}{{"resourceRules", m.ResourceRules}, {"excludeResourceRules", m.ExcludeResourceRules}} {
+		for i, r := range list.rules {
+			p := path.Child(list.name).Index(i)
+			if len(r.Operations) == 0 {
+				errs = append(errs, field.Required(p.Child("operations"), ""))
+			}
+			for j, op := range r.Operations {
+				if !sets.New(mutatingOperations...).Has(string(op)) {
+					errs = append(errs, field.NotSupported(p.Child("operations").Index(j), op, mutatingOperations))
+				}
+			}
+			for _, f := range []struct {
+				name string
+				v    []string
+			}{{"apiGroups", r.APIGroups}, {"apiVersions", r.APIVersions}, {"resources", r.Resources}} {
+				if len(f.v) == 0 {
+					errs = append(errs, field.Required(p.Child(f.name), ""))
+				}
+			}
+		}
+	}
+	return errs
+}
