@@ -2,7 +2,6 @@ package cel
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -104,7 +103,7 @@ func (m *MAP) MatchConditions(ctx context.Context, va *k8sadmission.VersionedAtt
 func (m *MAP) Mutate(ctx context.Context, matched schema.GroupVersionResource, va *k8sadmission.VersionedAttributes, ns *corev1.Namespace) []error {
 	ctx = m.compiler.CreateContext(ctx)
 	var errs []error
-	for i, pt := range m.patchers {
+	for _, pt := range m.patchers {
 		if va.VersionedObject.Object() == nil {
 			return errs
 		}
@@ -116,7 +115,8 @@ func (m *MAP) Mutate(ctx context.Context, matched schema.GroupVersionResource, v
 			TypeConverter:       builtinTypes(),
 		}, celconfig.RuntimeCELCostBudget)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("mutations[%d]: %w", i, err))
+			errs = append(errs, err) // worded as the apiserver words it
+
 			continue
 		}
 		va.UpdateObject(out)
