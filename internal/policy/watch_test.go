@@ -10,12 +10,14 @@ import (
 	"time"
 )
 
+// doc is a label policy named name.
+func doc(name string) string {
+	return header + "metadata: {name: " + name + "}\nspec:\n  match: {resources: [pods]}\n  validate: {labels: [{key: team}]}\n"
+}
+
 func TestWatcher(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "p.yaml")
-	doc := func(name string) string {
-		return header + "metadata: {name: " + name + "}\nspec:\n  match: {resources: [pods]}\n  validate: {labels: [{key: team}]}\n"
-	}
 	if err := os.WriteFile(file, []byte(doc("first")), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -76,9 +78,6 @@ func TestWatcher(t *testing.T) {
 func TestWatcherChangeBeforeRun(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "p.yaml")
-	doc := func(name string) string {
-		return header + "metadata: {name: " + name + "}\nspec:\n  match: {resources: [pods]}\n  validate: {labels: [{key: team}]}\n"
-	}
 	if err := os.WriteFile(file, []byte(doc("first")), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@
 package incluster
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -246,15 +245,9 @@ func scrapeAll(t *testing.T) map[int]procStats {
 // scrape reads a replica's Go and process metrics.
 func scrape(t *testing.T, r *replica) procStats {
 	t.Helper()
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", r.metrics))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var s procStats
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), " ")
+	for _, line := range strings.Split(metricsPage(t, r), "\n") {
+		name, value, ok := strings.Cut(line, " ")
 		if !ok {
 			continue
 		}

@@ -221,12 +221,7 @@ func assertReplicasServeSecret(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", env.replicas[0].metrics))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	body := metricsPage(t, env.replicas[0])
 	for _, want := range []string{
 		`tollgate_reviews_total{code="200",decision="patched",path="/mutate/nginx-sidecar"}`,
 		`tollgate_reviews_total{code="403",decision="denied",path="/validate/require-environment"}`,
@@ -237,7 +232,7 @@ func TestMetrics(t *testing.T) {
 		"tollgate_leader ",
 		"tollgate_panics_total 0",
 	} {
-		if !strings.Contains(string(body), want) {
+		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
@@ -299,13 +294,7 @@ spec:
 		if !alive(r) {
 			continue
 		}
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", r.metrics))
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if !strings.Contains(string(body), `tollgate_policy_loads_total{result="failure"} 1`) {
+		if got := metricLine(t, r, `tollgate_policy_loads_total{result="failure"}`); got != `tollgate_policy_loads_total{result="failure"} 1` {
 			t.Errorf("replica %d did not count the refused reload", r.id)
 		}
 	}
@@ -481,6 +470,17 @@ func TestCertManagerOverlayRenders(t *testing.T) {
 // or "" when there is none.
 func metricLine(t *testing.T, r *replica, series string) string {
 	t.Helper()
+	for _, line := range strings.Split(metricsPage(t, r), "\n") {
+		if strings.HasPrefix(line, series+" ") {
+			return line
+		}
+	}
+	return ""
+}
+
+// metricsPage is a replica's /metrics page.
+func metricsPage(t *testing.T, r *replica) string {
+	t.Helper()
 	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", r.metrics))
 	if err != nil {
 		t.Fatal(err)
@@ -490,10 +490,5 @@ func metricLine(t *testing.T, r *replica, series string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(body), "\n") {
-		if strings.HasPrefix(line, series+" ") {
-			return line
-		}
-	}
-	return ""
+	return string(body)
 }
