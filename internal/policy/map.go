@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	admissionregistrationv1beta1 "k8s.io/api/admissionregistration/v1beta1"
@@ -25,10 +26,11 @@ type MAP struct {
 const admissionRegistrationV1beta1 = "admissionregistration.k8s.io/v1beta1"
 
 // isMAP tells whether a document is a MutatingAdmissionPolicy or binding,
-// of v1 or v1beta1.
+// of any version of admissionregistration.k8s.io (decodeMAP refuses those
+// other than v1 and v1beta1).
 func isMAP(js []byte) (kind, version string, ok bool) {
 	var tm metav1.TypeMeta
-	if json.Unmarshal(js, &tm) != nil || (tm.APIVersion != admissionRegistrationV1 && tm.APIVersion != admissionRegistrationV1beta1) {
+	if json.Unmarshal(js, &tm) != nil || !strings.HasPrefix(tm.APIVersion, "admissionregistration.k8s.io/") {
 		return "", "", false
 	}
 	switch tm.Kind {
@@ -42,6 +44,9 @@ func isMAP(js []byte) (kind, version string, ok bool) {
 // version, converts v1beta1 to v1, applies the apiserver's defaults and
 // verifies what tollgate supports.
 func decodeMAP(kind, version string, js []byte) (*Policy, field.ErrorList) {
+	if version != admissionRegistrationV1 && version != admissionRegistrationV1beta1 {
+		return nil, field.ErrorList{field.NotSupported(field.NewPath("apiVersion"), version, []string{admissionRegistrationV1, admissionRegistrationV1beta1})}
+	}
 	if kind == "MutatingAdmissionPolicyBinding" {
 		b := &admissionregistrationv1.MutatingAdmissionPolicyBinding{}
 		if errs := decodeVersioned(js, version, &admissionregistrationv1beta1.MutatingAdmissionPolicyBinding{}, b); len(errs) > 0 {
