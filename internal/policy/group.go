@@ -84,7 +84,22 @@ func groupPolicies(policies []*Policy) []*Group {
 		}
 		g.Policies = append(g.Policies, p)
 	}
+	// MutatingAdmissionPolicies come first, as in the apiserver, whose
+	// policy plugin runs before every mutating webhook.
+	slices.SortStableFunc(groups, func(a, b *Group) int {
+		return compareBool(b.Kind == GroupMAP, a.Kind == GroupMAP)
+	})
 	return groups
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // groupKey is equal for policies that can share a webhook entry. Lists are

@@ -100,15 +100,12 @@ func decodeVersioned(js []byte, version string, beta, out any) field.ErrorList {
 }
 
 // defaultMAP applies the defaults the apiserver applies when storing a
-// MutatingAdmissionPolicy.
+// MutatingAdmissionPolicy; reinvocationPolicy has none, it is required.
 func defaultMAP(m *admissionregistrationv1.MutatingAdmissionPolicy) {
 	s := &m.Spec
 	if s.FailurePolicy == nil {
 		f := admissionregistrationv1.Fail
 		s.FailurePolicy = &f
-	}
-	if s.ReinvocationPolicy == "" {
-		s.ReinvocationPolicy = admissionregistrationv1.NeverReinvocationPolicy
 	}
 	defaultMatchResources(s.MatchConstraints)
 }

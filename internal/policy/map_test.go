@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -21,7 +22,7 @@ func TestMAPLoads(t *testing.T) {
 		s := m.Policy.Spec
 		mc := s.MatchConstraints
 		if mc.NamespaceSelector == nil || mc.ObjectSelector == nil || *mc.MatchPolicy != "Equivalent" || *mc.ResourceRules[0].Scope != "*" ||
-			*s.FailurePolicy != "Fail" || s.ReinvocationPolicy != "Never" {
+			*s.FailurePolicy != "Fail" {
 			t.Errorf("%s: the apiserver's defaults were not applied", file)
 		}
 		if g := set.Groups[0]; g.Path() != "/mutate/sidecar" || g.Action != ActionMutate || g.Kind != GroupMAP {
@@ -43,8 +44,10 @@ func TestMAPRejects(t *testing.T) {
 	binding := func(spec string) string {
 		return header + "kind: MutatingAdmissionPolicyBinding\nmetadata: {name: b}\nspec: " + spec + "\n"
 	}
-	rules := "  matchConstraints:\n    resourceRules: [{apiGroups: [\"\"], apiVersions: [v1], operations: [CREATE], resources: [pods]}]\n"
-	apply := "  mutations: [{patchType: ApplyConfiguration, applyConfiguration: {expression: 'Object{}'}}]\n"
+	constraints := "  matchConstraints:\n    resourceRules: [{apiGroups: [\"\"], apiVersions: [v1], operations: [CREATE], resources: [pods]}]\n"
+	rules := constraints + "  reinvocationPolicy: Never\n"
+	mutations := "  mutations: [{patchType: ApplyConfiguration, applyConfiguration: {expression: 'Object{}'}}]\n"
+	apply := mutations
 	tests := []struct {
 		name, doc, want string
 	}{
@@ -53,13 +56,14 @@ func TestMAPRejects(t *testing.T) {
 		{"binding without policy name", binding("{}"), "spec.policyName: Required value"},
 		{"no match constraints", policy(apply), "spec.matchConstraints: Required value"},
 		{"no rules", policy("  matchConstraints: {}\n" + apply), "spec.matchConstraints.resourceRules: Required value"},
-		{"delete", policy(strings.Replace(rules, "CREATE", "DELETE", 1) + apply), `spec.matchConstraints.resourceRules[0].operations[0]: Unsupported value: "DELETE"`},
+		{"delete", policy(strings.Replace(rules, "CREATE", "DELETE", 1) + apply), `spec.matchConstraints.resourceRules.operations: Unsupported value: "DELETE"`},
 		{"no mutations", policy(rules), "spec.mutations: Required value"},
 		{"no patch type", policy(rules + "  mutations: [{applyConfiguration: {expression: 'Object{}'}}]\n"), "spec.mutations[0].patchType: Required value"},
 		{"bad patch type", policy(rules + "  mutations: [{patchType: Merge}]\n"), `spec.mutations[0].patchType: Unsupported value: "Merge"`},
 		{"json patch missing", policy(rules + "  mutations: [{patchType: JSONPatch, applyConfiguration: {expression: 'Object{}'}}]\n"), "spec.mutations[0].jsonPatch: Required value"},
-		{"both patches", policy(rules + "  mutations: [{patchType: JSONPatch, jsonPatch: {expression: '[]'}, applyConfiguration: {expression: 'Object{}'}}]\n"), "spec.mutations[0].applyConfiguration: Forbidden"},
-		{"reinvocation", policy(rules + apply + "  reinvocationPolicy: Always\n"), `spec.reinvocationPolicy: Unsupported value: "Always"`},
+		{"both patches", policy(rules + "  mutations: [{patchType: JSONPatch, jsonPatch: {expression: '[]'}, applyConfiguration: {expression: 'Object{}'}}]\n"), `spec.mutations[0].applyConfiguration: Invalid value: "{applyConfiguration}": must not be specified when patchType is JSONPatch`},
+		{"reinvocation", policy(constraints + mutations + "  reinvocationPolicy: Always\n"), `spec.reinvocationPolicy: Unsupported value: "Always"`},
+		{"no reinvocation policy", policy(constraints + mutations), "spec.reinvocationPolicy: Required value"},
 		{"failure policy", policy(rules + apply + "  failurePolicy: Maybe\n"), `spec.failurePolicy: Unsupported value: "Maybe"`},
 		{"duplicate condition", policy(rules + apply + "  matchConditions: [{name: a, expression: 'true'}, {name: a, expression: 'true'}]\n"), `spec.matchConditions[1].name: Duplicate value: "a"`},
 		{"does not compile", policy(rules + "  mutations: [{patchType: JSONPatch, jsonPatch: {expression: 'object.spec.('}}]\n"), `spec.mutations[0].jsonPatch.expression: Invalid value: "object.spec.("`},
@@ -84,5 +88,34 @@ func TestMAPRejects(t *testing.T) {
 	}
 	if _, err := NewSet(ps); err == nil || !strings.Contains(err.Error(), `MutatingAdmissionPolicyBinding "b": spec.policyName: MutatingAdmissionPolicy "missing" is not loaded`) {
 		t.Errorf("dangling binding: %v", err)
+	}
+}
+
+// TestMAPGroupsFirst: MutatingAdmissionPolicies' webhooks come before
+// tollgate's own mutations, as the apiserver runs its policies before
+// every webhook.
+func TestMAPGroupsFirst(t *testing.T) {
+	defaults, err := Parse(DefaultsFile, DefaultsYAML())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join("testdata", "map", "v1.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps, err := Parse("v1.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := NewSet(append(defaults, maps...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []GroupKind
+	for _, g := range set.Groups {
+		kinds = append(kinds, g.Kind)
+	}
+	if !reflect.DeepEqual(kinds, []GroupKind{GroupMAP, GroupValidating, GroupInjection}) {
+		t.Errorf("group kinds %v", kinds)
 	}
 }

@@ -39,14 +39,14 @@ func verifyMAP(m *admissionregistrationv1.MutatingAdmissionPolicy) field.ErrorLi
 				errs = append(errs, field.Required(p.Child("jsonPatch"), "must be specified when patchType is JSONPatch"))
 			}
 			if mu.ApplyConfiguration != nil {
-				errs = append(errs, field.Forbidden(p.Child("applyConfiguration"), "must not be specified when patchType is JSONPatch"))
+				errs = append(errs, field.Invalid(p.Child("applyConfiguration"), "{applyConfiguration}", "must not be specified when patchType is JSONPatch"))
 			}
 		case admissionregistrationv1.PatchTypeApplyConfiguration:
 			if mu.ApplyConfiguration == nil || mu.ApplyConfiguration.Expression == "" {
 				errs = append(errs, field.Required(p.Child("applyConfiguration"), "must be specified when patchType is ApplyConfiguration"))
 			}
 			if mu.JSONPatch != nil {
-				errs = append(errs, field.Forbidden(p.Child("jsonPatch"), "must not be specified when patchType is ApplyConfiguration"))
+				errs = append(errs, field.Invalid(p.Child("jsonPatch"), "{jsonPatch}", "must not be specified when patchType is ApplyConfiguration"))
 			}
 		default:
 			errs = append(errs, field.NotSupported(p.Child("patchType"), mu.PatchType, []string{string(admissionregistrationv1.PatchTypeApplyConfiguration), string(admissionregistrationv1.PatchTypeJSONPatch)}))
@@ -55,7 +55,9 @@ func verifyMAP(m *admissionregistrationv1.MutatingAdmissionPolicy) field.ErrorLi
 	if f := *s.FailurePolicy; f != admissionregistrationv1.Fail && f != admissionregistrationv1.Ignore {
 		errs = append(errs, field.NotSupported(spec.Child("failurePolicy"), f, []string{"Fail", "Ignore"}))
 	}
-	if r := s.ReinvocationPolicy; r != admissionregistrationv1.NeverReinvocationPolicy && r != admissionregistrationv1.IfNeededReinvocationPolicy {
+	if r := s.ReinvocationPolicy; r == "" {
+		errs = append(errs, field.Required(spec.Child("reinvocationPolicy"), ""))
+	} else if r != admissionregistrationv1.NeverReinvocationPolicy && r != admissionregistrationv1.IfNeededReinvocationPolicy {
 		errs = append(errs, field.NotSupported(spec.Child("reinvocationPolicy"), r, []string{"IfNeeded", "Never"}))
 	}
 	if len(s.MatchConditions) > 64 {
@@ -131,9 +133,10 @@ func verifyMAPRules(m *admissionregistrationv1.MatchResources, path *field.Path,
 			if len(r.Operations) == 0 {
 				errs = append(errs, field.Required(p.Child("operations"), ""))
 			}
-			for j, op := range r.Operations {
+			for _, op := range r.Operations {
 				if !sets.New(mutatingOperations...).Has(string(op)) {
-					errs = append(errs, field.NotSupported(p.Child("operations").Index(j), op, mutatingOperations))
+					// The apiserver names the list without indexes.
+					errs = append(errs, field.NotSupported(path.Child(list.name, "operations"), op, mutatingOperations))
 				}
 			}
 			for _, f := range []struct {

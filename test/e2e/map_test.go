@@ -50,7 +50,10 @@ func TestMAPDifferential(t *testing.T) {
 		}
 	}
 	applyNative(t, bytes.ReplaceAll(template, []byte("PLACEHOLDER"), []byte("native")))
-	startTollgateWith(t, "tollgate-map", mapGone, bytes.ReplaceAll(template, []byte("PLACEHOLDER"), []byte("tollgate")))
+	// The configuration's name sorts before tollgate's own ("tollgate"): the
+	// apiserver calls webhook configurations in name order, and runs its own
+	// policies before every webhook.
+	startTollgateWith(t, "map-tollgate", mapGone, bytes.ReplaceAll(template, []byte("PLACEHOLDER"), []byte("tollgate")))
 	waitForMAPs(t)
 
 	corpus := mapCorpus()
@@ -103,7 +106,9 @@ func TestMAPDifferential(t *testing.T) {
 		n, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(stored["map-native"])
 		g, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(stored["map-tollgate"])
 		if !reflect.DeepEqual(normalized(n), normalized(g)) {
-			t.Errorf("%s: stored Pods differ\nnative:   %v\ntollgate: %v", p.Name, normalized(n), normalized(g))
+			nj, _ := json.Marshal(normalized(n))
+			gj, _ := json.Marshal(normalized(g))
+			t.Errorf("%s: stored Pods differ\nnative:   %s\ntollgate: %s", p.Name, nj, gj)
 		}
 	}
 }
@@ -206,7 +211,7 @@ func kindHas(got map[string]any, want string) bool {
 	return false
 }
 
-// mapGone succeeds once the apiserver no longer calls tollgate-map.
+// mapGone succeeds once the apiserver no longer calls map-tollgate.
 func mapGone(ctx context.Context) error {
 	_, err := cluster.client.CoreV1().Services("map-tollgate").Create(ctx, mapService("gone", nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	return err

@@ -56,7 +56,7 @@ func TestMAPValidationDifferential(t *testing.T) {
 		t.Logf("refused by both: %s\n  apiserver: %v", name, err)
 	}
 	t.Logf("MAP validation differential: %d documents", n)
-	if n < 15 {
+	if n < 19 {
 		t.Errorf("only %d documents read", n)
 	}
 }
