@@ -48,7 +48,10 @@ var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewSch
 
 // Mutate runs one MutatingAdmissionPolicy on a request. namespaces says
 // what is known of namespaces; nil when nothing (a namespace then has only
-// the label kubernetes.io/metadata.name).
+// the label kubernetes.io/metadata.name): the policy's namespaceSelector is
+// then the apiserver's to apply (the webhook carries it), and a binding
+// whose namespaceSelector reads other labels is an error for the
+// failurePolicy, never a silent "does not apply".
 func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespaces policy.Namespaces) (Outcome, error) {
 	var out Outcome
 	obj, err := cel.RuntimeObject(req.Object())
@@ -64,8 +67,14 @@ func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespac
 		&user.DefaultInfo{Name: req.UserInfo.Username, UID: req.UserInfo.UID, Groups: req.UserInfo.Groups})
 	matcher := generic.NewPolicyMatcher(matching.NewMatcher(namespaces.Lister(), nil))
 	def := m.Policy
+	// Without cluster access a namespace is known only by its name.
+	blind := namespaces == nil && req.Namespace != "" && !(req.Kind.Kind == "Namespace" && req.Kind.Group == "")
+	matchDef := def
+	if blind {
+		matchDef = withoutNamespaceSelector(def)
+	}
 	var failed []failure
-	matches, resource, kind, err := matcher.DefinitionMatches(attrs, objectInterfaces, mutating.NewMutatingAdmissionPolicyAccessor(def))
+	matches, resource, kind, err := matcher.DefinitionMatches(attrs, objectInterfaces, mutating.NewMutatingAdmissionPolicyAccessor(matchDef))
 	if err != nil {
 		failed = append(failed, failure{message: "failed to configure policy: " + err.Error()})
 		return out.finish(def, failed), nil
@@ -80,6 +89,10 @@ func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespac
 	va := &k8sadmission.VersionedAttributes{Attributes: attrs, VersionedKind: kind,
 		VersionedObject: k8sadmission.NewLazyObject(obj), VersionedOldObject: k8sadmission.NewLazyObject(old)}
 	for _, b := range m.Bindings {
+		if blind && b.Spec.MatchResources != nil && needsLabels(b.Spec.MatchResources.NamespaceSelector) {
+			failed = append(failed, failure{binding: b, message: "failed to configure binding: " + errNamespaceLabels})
+			continue
+		}
 		bm, err := matcher.BindingMatches(attrs, objectInterfaces, mutating.NewMutatingAdmissionPolicyBindingAccessor(b))
 		if err != nil {
 			failed = append(failed, failure{binding: b, message: "failed to configure binding: " + err.Error()})

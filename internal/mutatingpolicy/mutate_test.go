@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
@@ -46,6 +47,9 @@ func TestMutate(t *testing.T) {
 		denial     string
 		errs       int
 		notMatched bool
+		// namespaces known: namespace team-a has the label team=a; nil
+		// when tollgate has no cluster access.
+		known bool
 	}{
 		{name: "apply merges into a map", policy: "labels", ns: "default", object: pod,
 			want: map[string]string{"metadata.labels": `{"app":"web","team":"platform"}`}},
@@ -63,10 +67,27 @@ func TestMutate(t *testing.T) {
 		{name: "binding selects namespace", policy: "scoped", ns: "team-a", object: pod,
 			want: map[string]string{"metadata.annotations": `{"scoped":"yes"}`}},
 		{name: "binding does not select namespace", policy: "scoped", ns: "team-b", object: pod, notMatched: true},
+		{name: "binding selects namespace labels", policy: "team-binding", ns: "team-a", object: pod, known: true,
+			want: map[string]string{"metadata.annotations": `{"team":"a"}`}},
+		{name: "binding does not select namespace labels", policy: "team-binding", ns: "team-b", object: pod, known: true, notMatched: true},
+		{name: "binding needs namespace labels tollgate does not have", policy: "team-binding", ns: "team-a", object: pod, errs: 1, notMatched: true,
+			denial: "policy 'team-binding' with binding 'team-binding' denied request: failed to configure binding: " + errNamespaceLabels},
+		{name: "policy namespace selector is the webhook's without namespace labels", policy: "team-policy", ns: "team-a", object: pod,
+			want: map[string]string{"metadata.annotations": `{"team":"a"}`}},
+		{name: "policy namespace selector with namespace labels", policy: "team-policy", ns: "team-b", object: pod, known: true, notMatched: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, err := Mutate(context.Background(), byName[tt.policy], podRequest(tt.ns, tt.object), nil)
+			var namespaces policy.Namespaces
+			if tt.known {
+				namespaces = func(name string) (*corev1.Namespace, bool) {
+					if name == "team-a" {
+						return policy.NamespaceOf(name, map[string]string{"team": "a"}), true
+					}
+					return nil, false
+				}
+			}
+			out, err := Mutate(context.Background(), byName[tt.policy], podRequest(tt.ns, tt.object), namespaces)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,43 @@
+package mutatingpolicy
+
+import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// errNamespaceLabels is why a binding cannot be evaluated without cluster
+// access; the policy's failurePolicy decides, tollgate never guesses.
+const errNamespaceLabels = "namespaceSelector needs the labels of the request's namespace, which tollgate reads only with cluster access (--kubeconfig)"
+
+// withoutNamespaceSelector is the policy with its matchConstraints'
+// namespaceSelector cleared: without cluster access tollgate cannot
+// evaluate it, and need not, as the apiserver applied it before calling
+// (the webhook carries it).
+func withoutNamespaceSelector(p *admissionregistrationv1.MutatingAdmissionPolicy) *admissionregistrationv1.MutatingAdmissionPolicy {
+	if p.Spec.MatchConstraints == nil || !needsLabels(p.Spec.MatchConstraints.NamespaceSelector) {
+		return p
+	}
+	c := p.DeepCopy()
+	c.Spec.MatchConstraints.NamespaceSelector = &metav1.LabelSelector{}
+	return c
+}
+
+// needsLabels tells whether a selector reads namespace labels other than
+// kubernetes.io/metadata.name, which every namespace has and tollgate knows.
+func needsLabels(s *metav1.LabelSelector) bool {
+	if s == nil {
+		return false
+	}
+	for k := range s.MatchLabels {
+		if k != corev1.LabelMetadataName {
+			return true
+		}
+	}
+	for _, r := range s.MatchExpressions {
+		if r.Key != corev1.LabelMetadataName {
+			return true
+		}
+	}
+	return false
+}
