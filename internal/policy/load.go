@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -96,23 +97,8 @@ func Parse(file string, data []byte) ([]*Policy, error) {
 		}
 		src := Source{File: file, Document: doc}
 		if js, err := yaml.YAMLToJSONStrict(raw); err == nil {
-			if kind, ok := isVAP(js); ok {
-				p, errList := decodeVAP(kind, js)
-				for _, fe := range errList {
-					name := ""
-					if p != nil {
-						name = p.Name()
-					}
-					errs = append(errs, fmt.Errorf("%s: %s %q: %w", src, kind, name, fe))
-				}
-				if len(errList) == 0 {
-					p.Source = src
-					policies = append(policies, p)
-				}
-				continue
-			}
-			if kind, version, ok := isMAP(js); ok {
-				p, errList := decodeMAP(kind, version, js)
+			if kind, decodeK8s := kubernetesDecoder(js); decodeK8s != nil {
+				p, errList := decodeK8s()
 				for _, fe := range errList {
 					name := ""
 					if p != nil {
@@ -151,6 +137,19 @@ func Parse(file string, data []byte) ([]*Policy, error) {
 		return nil, errors.Join(errs...)
 	}
 	return policies, nil
+}
+
+// kubernetesDecoder returns the decoder of a Kubernetes admission policy
+// document (a ValidatingAdmissionPolicy, a MutatingAdmissionPolicy or a
+// binding of either) and its kind; nil for any other document.
+func kubernetesDecoder(js []byte) (string, func() (*Policy, field.ErrorList)) {
+	if kind, ok := isVAP(js); ok {
+		return kind, func() (*Policy, field.ErrorList) { return decodeVAP(kind, js) }
+	}
+	if kind, version, ok := isMAP(js); ok {
+		return kind, func() (*Policy, field.ErrorList) { return decodeMAP(kind, version, js) }
+	}
+	return "", nil
 }
 
 func (s Source) String() string { return fmt.Sprintf("%s: document %d", s.File, s.Document) }

@@ -63,32 +63,38 @@ func verifyMAP(m *admissionregistrationv1.MutatingAdmissionPolicy) field.ErrorLi
 	if len(s.MatchConditions) > 64 {
 		errs = append(errs, field.TooMany(spec.Child("matchConditions"), len(s.MatchConditions), 64))
 	}
-	names := sets.New[string]()
+	conditions := make([]admissionregistrationv1.Variable, len(s.MatchConditions))
 	for i, c := range s.MatchConditions {
-		p := spec.Child("matchConditions").Index(i)
-		switch {
-		case c.Name == "":
-			errs = append(errs, field.Required(p.Child("name"), ""))
-		case names.Has(c.Name):
-			errs = append(errs, field.Duplicate(p.Child("name"), c.Name))
-		}
-		names.Insert(c.Name)
-		if c.Expression == "" {
-			errs = append(errs, field.Required(p.Child("expression"), ""))
-		}
+		conditions[i] = admissionregistrationv1.Variable{Name: c.Name, Expression: c.Expression}
 	}
-	names = sets.New[string]()
-	for i, v := range s.Variables {
-		p := spec.Child("variables").Index(i)
+	errs = append(errs, verifyNamed(spec.Child("matchConditions"), conditions, "")...)
+	errs = append(errs, verifyNamed(spec.Child("variables"), s.Variables, " is not specified")...)
+	return errs
+}
+
+// verifyNamed requires each named expression (a match condition or a
+// variable) to have an expression and a name of its own; missing says
+// what the apiserver adds to "name" or "expression" when either is empty.
+func verifyNamed(path *field.Path, list []admissionregistrationv1.Variable, missing string) field.ErrorList {
+	detail := func(what string) string {
+		if missing == "" {
+			return ""
+		}
+		return what + missing
+	}
+	var errs field.ErrorList
+	names := sets.New[string]()
+	for i, v := range list {
+		p := path.Index(i)
 		switch {
 		case v.Name == "":
-			errs = append(errs, field.Required(p.Child("name"), "name is not specified"))
+			errs = append(errs, field.Required(p.Child("name"), detail("name")))
 		case names.Has(v.Name):
 			errs = append(errs, field.Duplicate(p.Child("name"), v.Name))
 		}
 		names.Insert(v.Name)
 		if v.Expression == "" {
-			errs = append(errs, field.Required(p.Child("expression"), "expression is not specified"))
+			errs = append(errs, field.Required(p.Child("expression"), detail("expression")))
 		}
 	}
 	return errs
