@@ -65,7 +65,7 @@ func verifyMAP(m *admissionregistrationv1.MutatingAdmissionPolicy) field.ErrorLi
 	}
 	conditions := make([]admissionregistrationv1.Variable, len(s.MatchConditions))
 	for i, c := range s.MatchConditions {
-		conditions[i] = admissionregistrationv1.Variable{Name: c.Name, Expression: c.Expression}
+		conditions[i] = admissionregistrationv1.Variable(c)
 	}
 	errs = append(errs, verifyNamed(spec.Child("matchConditions"), conditions, "")...)
 	errs = append(errs, verifyNamed(spec.Child("variables"), s.Variables, " is not specified")...)
