@@ -18,6 +18,9 @@ import (
 // VAP is a compiled ValidatingAdmissionPolicy.
 type VAP struct {
 	validator validating.Validator
+	// UsesNamespaceObject tells whether an expression reads namespaceObject,
+	// which needs the request's Namespace.
+	UsesNamespaceObject bool
 }
 
 // CompileVAP compiles a ValidatingAdmissionPolicy as the apiserver does
@@ -81,7 +84,25 @@ func CompileVAP(vap *admissionregistrationv1.ValidatingAdmissionPolicy) (*VAP, f
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	return &VAP{validator: validator}, nil
+	return &VAP{validator: validator, UsesNamespaceObject: References("namespaceObject", expressions(vap)...)}, nil
+}
+
+// expressions are every CEL expression of a policy.
+func expressions(vap *admissionregistrationv1.ValidatingAdmissionPolicy) []string {
+	var out []string
+	for _, v := range vap.Spec.Variables {
+		out = append(out, v.Expression)
+	}
+	for _, c := range vap.Spec.MatchConditions {
+		out = append(out, c.Expression)
+	}
+	for _, v := range vap.Spec.Validations {
+		out = append(out, v.Expression, v.MessageExpression)
+	}
+	for _, a := range vap.Spec.AuditAnnotations {
+		out = append(out, a.ValueExpression)
+	}
+	return out
 }
 
 // Validate evaluates the policy for one binding's match.

@@ -84,6 +84,14 @@ func pickGroup(set *policy.Set, path string) (*policy.Group, error) {
 			return g, nil
 		}
 		paths = append(paths, g.Path())
+		// A binding's webhook path answers as the server does there: the
+		// apiserver has applied the binding's selectors.
+		for _, w := range g.VAPWebhooks {
+			if w.Group.Path() == path {
+				return w.Group, nil
+			}
+			paths = append(paths, w.Group.Path())
+		}
 	}
 	if path == "" {
 		return nil, fmt.Errorf("the policies serve several paths; choose one with --path: %s", strings.Join(paths, ", "))

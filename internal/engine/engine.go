@@ -25,7 +25,9 @@ type Options struct {
 	// Namespaces, when set, makes the engine evaluate namespaceSelectors
 	// itself. Without it they are the apiserver's to apply, as it does before
 	// calling a webhook. A namespace it does not know has only the label
-	// kubernetes.io/metadata.name, as the apiserver gives every namespace.
+	// kubernetes.io/metadata.name, as the apiserver gives every namespace;
+	// a ValidatingAdmissionPolicy that needs more of it is left to its
+	// failurePolicy (vap.Evaluate).
 	Namespaces policy.Namespaces
 }
 

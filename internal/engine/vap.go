@@ -19,12 +19,14 @@ func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admissio
 	r := Result{Policy: p.Name(), Outcome: Pass}
 	resp := admission.Allowed()
 	switch {
-	case !out.Matched:
-		r.Outcome, r.Message = Skip, "does not match the request"
 	case out.Denial != "":
 		r.Outcome, r.Message = Fail, out.Denial
 		resp = admission.Denied(out.Denial)
 		resp.Code, resp.Reason = out.Code, out.Reason
+	case len(out.Undecided) > 0:
+		r.Outcome, r.Message = Error, "could not be evaluated (failurePolicy Ignore): "+out.Undecided[0]
+	case !out.Matched:
+		r.Outcome, r.Message = Skip, "does not match the request"
 	case len(out.Warnings) > 0:
 		r.Outcome, r.Message = Warn, out.Warnings[0]
 	case len(out.Failures) > 0:
@@ -32,7 +34,7 @@ func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admissio
 	}
 	resp.Warnings = out.Warnings
 	resp.AuditAnnotations = out.AuditAnnotations
-	if out.Matched {
+	if out.Matched || out.Denial != "" {
 		resp.Policies = []string{p.Name()}
 	}
 	return Evaluation{Response: resp, Results: []Result{r}}

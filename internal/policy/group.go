@@ -62,13 +62,23 @@ type Group struct {
 	Match         Match
 	FailurePolicy FailurePolicy
 	Policies      []*Policy
+	// VAPWebhooks are a ValidatingAdmissionPolicy's webhook entries, one per
+	// distinct selectors of its bindings (vapwebhook.go).
+	VAPWebhooks []*VAPWebhook
+	// webhookName, when set, names the group's webhook instead of its ID.
+	webhookName string
 }
 
 // Path is where the server answers for this group, e.g. /validate/require-environment.
 func (g *Group) Path() string { return "/" + string(g.Action) + "/" + g.ID }
 
 // WebhookName is the fully qualified name of the group's webhook entry.
-func (g *Group) WebhookName() string { return g.ID + "." + string(g.Action) + ".tollgate.dev" }
+func (g *Group) WebhookName() string {
+	if g.webhookName != "" {
+		return g.webhookName
+	}
+	return g.ID + "." + string(g.Action) + ".tollgate.dev"
+}
 
 func groupPolicies(policies []*Policy) []*Group {
 	var groups []*Group
@@ -79,6 +89,9 @@ func groupPolicies(policies []*Policy) []*Group {
 		g, ok := byKey[key]
 		if !ok {
 			g = &Group{ID: p.Name(), Kind: kind, Action: kind.Action(), Match: p.Spec.Match, FailurePolicy: p.Spec.FailurePolicy}
+			if kind == GroupVAP {
+				g.VAPWebhooks = vapWebhooks(p)
+			}
 			byKey[key] = g
 			groups = append(groups, g)
 		}

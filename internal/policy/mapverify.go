@@ -15,9 +15,7 @@ func verifyMAP(m *admissionregistrationv1.MutatingAdmissionPolicy) field.ErrorLi
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	s := &m.Spec
-	if m.Name == "" {
-		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
-	}
+	errs = append(errs, validName(m.Name)...)
 	if s.ParamKind != nil {
 		errs = append(errs, field.Forbidden(spec.Child("paramKind"), errParams))
 	}
@@ -105,9 +103,7 @@ func verifyNamed(path *field.Path, list []admissionregistrationv1.Variable, miss
 func verifyMAPBinding(b *admissionregistrationv1.MutatingAdmissionPolicyBinding) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
-	if b.Name == "" {
-		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
-	}
+	errs = append(errs, validName(b.Name)...)
 	if b.Spec.PolicyName == "" {
 		errs = append(errs, field.Required(spec.Child("policyName"), ""))
 	}

@@ -6,6 +6,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
 
@@ -49,9 +50,7 @@ func decodeVAP(kind string, js []byte) (*Policy, field.ErrorList) {
 		defaultMatchResources(b.Spec.MatchResources)
 		var errs field.ErrorList
 		spec := field.NewPath("spec")
-		if b.Name == "" {
-			errs = append(errs, field.Required(field.NewPath("metadata", "name"), ""))
-		}
+		errs = append(errs, validName(b.Name)...)
 		if b.Spec.PolicyName == "" {
 			errs = append(errs, field.Required(spec.Child("policyName"), ""))
 		}
@@ -88,9 +87,7 @@ func decodeVAP(kind string, js []byte) (*Policy, field.ErrorList) {
 	}
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
-	if vap.Name == "" {
-		errs = append(errs, field.Required(field.NewPath("metadata", "name"), ""))
-	}
+	errs = append(errs, validName(vap.Name)...)
 	if s.MatchConstraints == nil || len(s.MatchConstraints.ResourceRules) == 0 {
 		errs = append(errs, field.Required(spec.Child("matchConstraints", "resourceRules"), ""))
 	} else {
@@ -135,6 +132,20 @@ func decodeStrict(js []byte, v any) field.ErrorList {
 	return errs
 }
 
+// validName checks a policy's or binding's name as the apiserver does: a
+// DNS subdomain, which also keeps webhook names and paths made of it valid.
+func validName(name string) field.ErrorList {
+	p := field.NewPath("metadata", "name")
+	if name == "" {
+		return field.ErrorList{field.Required(p, "")}
+	}
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Subdomain(name) {
+		errs = append(errs, field.Invalid(p, name, msg))
+	}
+	return errs
+}
+
 // defaultMatchResources applies the apiserver's defaults for stored
 // objects: empty selectors match everything, matchPolicy is Equivalent and
 // rules apply to every scope.
@@ -174,11 +185,17 @@ func attachBindings(policies []*Policy) ([]*Policy, []error) {
 	}
 	var out []*Policy
 	var errs []error
+	seen := map[string]*Policy{}
 	for _, p := range policies {
 		if p.binding == nil {
 			out = append(out, p)
 			continue
 		}
+		if prev, ok := seen[p.Name()]; ok {
+			errs = append(errs, fmt.Errorf("%s: metadata.name: duplicate ValidatingAdmissionPolicyBinding name %q, first defined in %s", p.Source, p.Name(), prev.Source))
+			continue
+		}
+		seen[p.Name()] = p
 		target, ok := byName[p.binding.Spec.PolicyName]
 		if !ok {
 			errs = append(errs, fmt.Errorf("%s: ValidatingAdmissionPolicyBinding %q: spec.policyName: ValidatingAdmissionPolicy %q is not loaded", p.Source, p.Name(), p.binding.Spec.PolicyName))

@@ -119,13 +119,24 @@ func Build(set *policy.Set, opts Options) (*admissionregistrationv1.MutatingWebh
 			mutating.Webhooks = append(mutating.Webhooks, mutatingWebhook(g, &opts))
 			continue
 		}
+		var webhooks []admissionregistrationv1.ValidatingWebhook
+		if g.Kind == policy.GroupVAP {
+			for _, w := range g.VAPWebhooks {
+				webhooks = append(webhooks, vapWebhook(g.Policies[0].VAP, w, &opts))
+			}
+		} else {
+			webhooks = append(webhooks, validatingWebhook(g, &opts))
+		}
+		if len(webhooks) == 0 {
+			continue // a ValidatingAdmissionPolicy without bindings
+		}
 		if validating == nil {
 			validating = &admissionregistrationv1.ValidatingWebhookConfiguration{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
 				ObjectMeta: meta,
 			}
 		}
-		validating.Webhooks = append(validating.Webhooks, validatingWebhook(g, &opts))
+		validating.Webhooks = append(validating.Webhooks, webhooks...)
 	}
 	return mutating, validating, nil
 }
@@ -152,9 +163,6 @@ func mutatingWebhook(g *policy.Group, o *Options) admissionregistrationv1.Mutati
 }
 
 func validatingWebhook(g *policy.Group, o *Options) admissionregistrationv1.ValidatingWebhook {
-	if g.Kind == policy.GroupVAP {
-		return vapWebhook(g, g.Policies[0].VAP, o)
-	}
 	failure := o.failurePolicy(admissionregistrationv1.FailurePolicyType(g.FailurePolicy))
 	match := admissionregistrationv1.Equivalent
 	sideEffects := admissionregistrationv1.SideEffectClassNone
@@ -231,10 +239,12 @@ func objectSelector(m *policy.Match) *metav1.LabelSelector {
 	return m.ObjectSelector.DeepCopy()
 }
 
-// vapWebhook covers a ValidatingAdmissionPolicy: its resource rules,
-// selectors, match policy and failure policy; bindings and exclusions are
-// applied by the server.
-func vapWebhook(g *policy.Group, n *policy.VAP, o *Options) admissionregistrationv1.ValidatingWebhook {
+// vapWebhook covers the bindings of a ValidatingAdmissionPolicy that share
+// their selectors: the policy's resource rules, match policy and failure
+// policy, and the policy's and bindings' selectors combined, so that the
+// apiserver selects namespaces and objects whether or not tollgate can see
+// them. Binding resource rules and exclusions are applied by the server.
+func vapWebhook(n *policy.VAP, w *policy.VAPWebhook, o *Options) admissionregistrationv1.ValidatingWebhook {
 	mc := n.Policy.Spec.MatchConstraints
 	var rules []admissionregistrationv1.RuleWithOperations
 	for _, r := range mc.ResourceRules {
@@ -242,16 +252,16 @@ func vapWebhook(g *policy.Group, n *policy.VAP, o *Options) admissionregistratio
 	}
 	sideEffects := admissionregistrationv1.SideEffectClassNone
 	timeout := o.TimeoutSeconds
-	ns := namespaceSelector(&policy.Match{NamespaceSelector: mc.NamespaceSelector}, o.ExcludedNamespaces)
+	ns := namespaceSelector(&policy.Match{NamespaceSelector: w.NamespaceSelector}, o.ExcludedNamespaces)
 	failure := o.failurePolicy(*n.Policy.Spec.FailurePolicy)
 	return admissionregistrationv1.ValidatingWebhook{
-		Name:                    g.WebhookName(),
-		ClientConfig:            clientConfig(g.Path(), o),
+		Name:                    w.Group.WebhookName(),
+		ClientConfig:            clientConfig(w.Group.Path(), o),
 		Rules:                   rules,
 		FailurePolicy:           &failure,
 		MatchPolicy:             mc.MatchPolicy,
 		NamespaceSelector:       ns,
-		ObjectSelector:          mc.ObjectSelector.DeepCopy(),
+		ObjectSelector:          w.ObjectSelector.DeepCopy(),
 		SideEffects:             &sideEffects,
 		TimeoutSeconds:          &timeout,
 		AdmissionReviewVersions: []string{"v1", "v1beta1"},

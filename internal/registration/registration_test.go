@@ -162,3 +162,53 @@ func TestBuildFailurePolicyOverride(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildVAPBindings: a webhook entry per distinct binding selectors,
+// each carrying the policy's and the bindings' selectors ANDed (with the
+// excluded namespaces), the policy's rules and failure policy, on the
+// binding's path; no entry for a policy without bindings.
+func TestBuildVAPBindings(t *testing.T) {
+	set, err := policy.LoadPath("testdata/vap-bindings.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, v, err := Build(set, Options{URL: "https://tollgate:8443", CABundle: []byte("CA"), ExcludedNamespaces: []string{"kube-system"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notExempt := metav1.LabelSelectorRequirement{Key: "exempt", Operator: metav1.LabelSelectorOpDoesNotExist}
+	excluded := metav1.LabelSelectorRequirement{Key: NamespaceNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system"}}
+	want := []struct {
+		name, url string
+		ns, obj   *metav1.LabelSelector
+	}{
+		{"enforce.binding.vap.tollgate.dev", "https://tollgate:8443/validate/pod-images/enforce",
+			&metav1.LabelSelector{
+				MatchLabels: map[string]string{"team": "a", "stage": "prod"},
+				// team: a (policy) and team: b (binding) select nothing together.
+				MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: metav1.LabelSelectorOpIn, Values: []string{"b"}}, excluded},
+			},
+			&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{notExempt}}},
+		{"observe.binding.vap.tollgate.dev", "https://tollgate:8443/validate/pod-images/observe",
+			&metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}, MatchExpressions: []metav1.LabelSelectorRequirement{excluded}},
+			&metav1.LabelSelector{MatchLabels: map[string]string{"tier": "web"}, MatchExpressions: []metav1.LabelSelectorRequirement{notExempt}}},
+	}
+	if len(v.Webhooks) != len(want) {
+		t.Fatalf("%d webhooks, want %d: %s", len(v.Webhooks), len(want), mustYAML(t, v.Webhooks))
+	}
+	for i, w := range want {
+		got := v.Webhooks[i]
+		if got.Name != w.name || *got.ClientConfig.URL != w.url {
+			t.Errorf("webhook %d: %s at %s, want %s at %s", i, got.Name, *got.ClientConfig.URL, w.name, w.url)
+		}
+		if g, wy := mustYAML(t, got.NamespaceSelector), mustYAML(t, w.ns); g != wy {
+			t.Errorf("%s namespaceSelector:\n%s\nwant:\n%s", w.name, g, wy)
+		}
+		if g, wy := mustYAML(t, got.ObjectSelector), mustYAML(t, w.obj); g != wy {
+			t.Errorf("%s objectSelector:\n%s\nwant:\n%s", w.name, g, wy)
+		}
+		if *got.FailurePolicy != admissionregistrationv1.Ignore || len(got.Rules) != 1 || got.Rules[0].Resources[0] != "pods" || *got.MatchPolicy != admissionregistrationv1.Equivalent {
+			t.Errorf("%s: failure policy %s, rules %+v", w.name, *got.FailurePolicy, got.Rules)
+		}
+	}
+}

@@ -9,16 +9,20 @@ package vap
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8sadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/matching"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/authentication/user"
+	listersv1 "k8s.io/client-go/listers/core/v1"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/cel"
@@ -38,13 +42,21 @@ type Outcome struct {
 	AuditAnnotations map[string]string
 	// Failures are every failed validation, for reports.
 	Failures []string
+	// Undecided says what could not be evaluated for want of a namespace
+	// (see Evaluate) under failurePolicy Ignore; under Fail it denies.
+	Undecided []string
 }
 
 var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewScheme())
 
 // Evaluate runs one ValidatingAdmissionPolicy on a request.
-// namespaces says what it knows of namespaces; nil when nothing (a namespace
-// then has only the label kubernetes.io/metadata.name).
+// namespaces says what it knows of namespaces; nil when nothing. Where the
+// answer depends on a namespace it does not know, Evaluate never concludes
+// that the policy does not apply: a namespaceSelector needing more than the
+// label kubernetes.io/metadata.name, or an expression reading
+// namespaceObject, is undecided, and the policy's failurePolicy decides
+// with an error naming what is missing. Selectors the apiserver has already
+// applied (a binding's webhook entry) are left out of n by the caller.
 func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namespaces policy.Namespaces) (Outcome, error) {
 	obj, err := cel.RuntimeObject(req.Object())
 	if err != nil {
@@ -57,7 +69,8 @@ func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 	attrs := k8sadmission.NewAttributesRecord(obj, old, req.Kind, req.Namespace, req.Name, req.Resource, req.SubResource,
 		k8sadmission.Operation(req.Operation), nil, req.DryRun,
 		&user.DefaultInfo{Name: req.UserInfo.Username, UID: req.UserInfo.UID, Groups: req.UserInfo.Groups})
-	matcher := generic.NewPolicyMatcher(matching.NewMatcher(namespaces.Lister(), nil))
+	nsLister := &lister{namespaces: namespaces}
+	matcher := generic.NewPolicyMatcher(matching.NewMatcher(nsLister, nil))
 	def := n.Policy
 	var out Outcome
 	var denied []denial
@@ -71,30 +84,57 @@ func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 		}
 		denied = append(denied, denial{binding: binding, message: fmt.Sprintf("failed to configure %s: %v", what, err)})
 	}
+	undecided := func(err error, binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+		if *def.Spec.FailurePolicy == admissionregistrationv1.Ignore {
+			out.Undecided = append(out.Undecided, err.Error())
+			return
+		}
+		denied = append(denied, denial{binding: binding, message: err.Error()})
+	}
+	nsLister.prepare(def.Spec.MatchConstraints)
 	matches, resource, kind, err := matcher.DefinitionMatches(attrs, objectInterfaces, validating.NewValidatingAdmissionPolicyAccessor(def))
 	if err != nil {
-		configError(err, nil)
+		if nsErr := nsLister.unknown(); nsErr != nil {
+			undecided(nsErr, nil)
+		} else {
+			configError(err, nil)
+		}
 		return out.finish(def, denied), nil
 	}
 	if !matches {
 		return out, nil
 	}
 	out.Matched = true
+	// namespaceObject, as the apiserver sets it: null for cluster-scoped
+	// requests and for a Namespace itself.
 	var ns *corev1.Namespace
+	nsKnown := true
 	if req.Namespace != "" && !(req.Kind.Kind == "Namespace" && req.Kind.Group == "" && req.Kind.Version == "v1") {
-		ns = namespaces.Lookup(req.Namespace)
+		nsKnown = false
+		if namespaces != nil {
+			ns, nsKnown = namespaces(req.Namespace)
+		}
 	}
 	va := &k8sadmission.VersionedAttributes{Attributes: attrs, VersionedKind: kind,
 		VersionedObject: k8sadmission.NewLazyObject(obj), VersionedOldObject: k8sadmission.NewLazyObject(old)}
 	audit := map[string]string{}
 	var failures []failure
 	for _, b := range n.Bindings {
+		nsLister.prepare(b.Spec.MatchResources)
 		bm, err := matcher.BindingMatches(attrs, objectInterfaces, validating.NewValidatingAdmissionPolicyBindingAccessor(b))
 		if err != nil {
-			configError(err, b)
+			if nsErr := nsLister.unknown(); nsErr != nil {
+				undecided(nsErr, b)
+			} else {
+				configError(err, b)
+			}
 			continue
 		}
 		if !bm {
+			continue
+		}
+		if !nsKnown && n.Validator.UsesNamespaceObject {
+			undecided(fmt.Errorf("namespaceObject: namespace %q unknown: %s", req.Namespace, needNamespace), b)
 			continue
 		}
 		res := n.Validator.Validate(ctx, resource, va, ns)
@@ -166,3 +206,71 @@ func (o Outcome) finish(def *admissionregistrationv1.ValidatingAdmissionPolicy, 
 	o.Code = StatusCode(o.Reason)
 	return o
 }
+
+// needNamespace is what to do when tollgate lacks a namespace.
+const needNamespace = "run with --kubeconfig or give the Namespace object"
+
+// lister adapts Namespaces to the NamespaceLister the matcher reads, for
+// one selector at a time.
+type lister struct {
+	namespaces policy.Namespaces
+	// namesOnly: the selector reads no label but kubernetes.io/metadata.name,
+	// which every namespace has, known or not.
+	namesOnly bool
+	// missed is the namespace the selector needed and the lister did not know.
+	missed string
+}
+
+// prepare readies the lister for the namespaceSelector of m.
+func (l *lister) prepare(m *admissionregistrationv1.MatchResources) {
+	l.missed = ""
+	l.namesOnly = m == nil || namesOnly(m.NamespaceSelector)
+}
+
+// unknown is the error for the namespace the last selector missed, if any.
+func (l *lister) unknown() error {
+	if l.missed == "" {
+		return nil
+	}
+	return fmt.Errorf("namespace %q labels unknown: %s", l.missed, needNamespace)
+}
+
+func namesOnly(s *metav1.LabelSelector) bool {
+	if s == nil {
+		return true
+	}
+	for k := range s.MatchLabels {
+		if k != corev1.LabelMetadataName {
+			return false
+		}
+	}
+	for _, r := range s.MatchExpressions {
+		if r.Key != corev1.LabelMetadataName {
+			return false
+		}
+	}
+	return true
+}
+
+func (l *lister) List(labels.Selector) ([]*corev1.Namespace, error) {
+	return nil, errors.New("not supported")
+}
+
+// Get never answers NotFound (the matcher would then ask a client): a
+// namespace it does not know is, for a selector on names only, one with the
+// label kubernetes.io/metadata.name, as the apiserver gives every
+// namespace; for any other selector, an error.
+func (l *lister) Get(name string) (*corev1.Namespace, error) {
+	if l.namespaces != nil {
+		if ns, ok := l.namespaces(name); ok {
+			return ns, nil
+		}
+	}
+	if l.namesOnly {
+		return policy.NamespaceOf(name, nil), nil
+	}
+	l.missed = name
+	return nil, fmt.Errorf("namespace %q labels unknown", name)
+}
+
+var _ listersv1.NamespaceLister = &lister{}

@@ -100,6 +100,20 @@ func namespaces(labels map[string]map[string]string) policy.Namespaces {
 	}
 }
 
+// evaluates checks what Evaluate makes of req, knowing the given namespaces.
+func evaluates(t *testing.T, n *policy.VAP, req *admission.Request, ns map[string]map[string]string, want Outcome) {
+	t.Helper()
+	got, err := Evaluate(context.Background(), n, req, namespaces(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.MarshalIndent(got, "", "  ")
+		w, _ := json.MarshalIndent(want, "", "  ")
+		t.Errorf("got  %s\nwant %s", g, w)
+	}
+}
+
 func TestEvaluate(t *testing.T) {
 	enforced := map[string]map[string]string{"shop": {"tollgate.dev/enforce": "true"}}
 	for _, tc := range []struct {
@@ -141,9 +155,46 @@ func TestEvaluate(t *testing.T) {
 			namespaces: map[string]map[string]string{"shop": {"tollgate.dev/enforce": "false"}},
 			edit:       func(r map[string]any) { container(obj(r, "object"), 0)["image"] = "docker.io/library/nginx:1.27" },
 			want:       Outcome{Matched: true}},
-		{name: "namespace unknown: only kubernetes.io/metadata.name", policy: "pod-images", file: "review-pod-create.json",
+		// Namespaces tollgate does not know: never "does not apply".
+		{name: "no namespaces: a binding selecting by label is undecided, Fail denies", policy: "pod-images", file: "review-pod-create.json",
 			edit: func(r map[string]any) { container(obj(r, "object"), 0)["image"] = "docker.io/library/nginx:1.27" },
+			want: Outcome{Matched: true, Reason: "Invalid", Code: 422,
+				Denial: `ValidatingAdmissionPolicy 'pod-images' with binding 'pod-images-enforce' denied request: namespace "shop" labels unknown: run with --kubeconfig or give the Namespace object`}},
+		{name: "namespaces known, not this one: undecided too", policy: "pod-images", file: "review-pod-create.json",
+			namespaces: map[string]map[string]string{"other": {"tollgate.dev/enforce": "true"}},
+			want: Outcome{Matched: true, Reason: "Invalid", Code: 422,
+				Denial: `ValidatingAdmissionPolicy 'pod-images' with binding 'pod-images-enforce' denied request: namespace "shop" labels unknown: run with --kubeconfig or give the Namespace object`}},
+		{name: "no namespaces: unknown labels do not matter when the object is not selected", policy: "pod-images", file: "review-pod-delete.json",
+			want: Outcome{}},
+		{name: "no namespaces: a selector on kubernetes.io/metadata.name is decided", policy: "frozen", file: "review-pod-create.json",
+			want: Outcome{Matched: true, Reason: "Invalid", Code: 422,
+				Denial:   "ValidatingAdmissionPolicy 'frozen' with binding 'frozen' denied request: pods are frozen here",
+				Failures: []string{"pods are frozen here"}}},
+		{name: "no namespaces: kubernetes.io/metadata.name not selected", policy: "frozen", file: "review-pod-create.json",
+			edit: func(r map[string]any) { r["namespace"] = "other" },
 			want: Outcome{Matched: true}},
+		{name: "no namespaces: the policy's selector by label is undecided, Ignore admits and says so", policy: "gold-only", file: "review-pod-create.json",
+			want: Outcome{Undecided: []string{`namespace "shop" labels unknown: run with --kubeconfig or give the Namespace object`}}},
+		{name: "the policy's selector selects", policy: "gold-only", file: "review-pod-create.json",
+			namespaces: map[string]map[string]string{"shop": {"tier": "gold"}},
+			want: Outcome{Matched: true, Reason: "Invalid", Code: 422,
+				Denial:   "ValidatingAdmissionPolicy 'gold-only' with binding 'gold-only' denied request: gold namespaces take no pods",
+				Failures: []string{"gold namespaces take no pods"}}},
+		{name: "the policy's selector does not select", policy: "gold-only", file: "review-pod-create.json",
+			namespaces: map[string]map[string]string{"shop": {"tier": "silver"}},
+			want:       Outcome{}},
+		{name: "namespaceObject of an unknown namespace: Ignore admits and says so", policy: "namespace-tier", file: "review-pod-create.json",
+			want: Outcome{Matched: true, Undecided: []string{`namespaceObject: namespace "shop" unknown: run with --kubeconfig or give the Namespace object`}}},
+		{name: "namespaceObject of a known namespace", policy: "namespace-tier", file: "review-pod-create.json",
+			namespaces: map[string]map[string]string{"shop": {"tier": "gold"}},
+			want: Outcome{Matched: true, Reason: "Invalid", Code: 422,
+				Denial:   "ValidatingAdmissionPolicy 'namespace-tier' with binding 'namespace-tier' denied request: pods may not run in tier gold",
+				Failures: []string{"pods may not run in tier gold"}}},
+		{name: "a policy without namespaceObject needs no namespace", policy: "replica-limit", file: "review-pod-create.json",
+			edit: deployment(10),
+			want: Outcome{Matched: true, Reason: "Invalid", Code: 422,
+				Denial:   "ValidatingAdmissionPolicy 'replica-limit' with binding 'replica-limit' denied request: failed expression: object.spec.replicas <= 5",
+				Failures: []string{"failed expression: object.spec.replicas <= 5"}}},
 		{name: "UPDATE matches too", policy: "pod-images", file: "review-pod-update.json", namespaces: enforced,
 			edit: func(r map[string]any) { container(obj(r, "object"), 0)["image"] = "docker.io/library/nginx:1.27" },
 			want: Outcome{Matched: true, Reason: "Forbidden", Code: 403,
@@ -193,19 +244,12 @@ func TestEvaluate(t *testing.T) {
 					"validation.policy.admission.k8s.io/validation_failure": `[{"message":"user admin may not delete checkout-7d9f8c6b5-x2k4q in namespace shop","policy":"no-deletes-in-prod","binding":"no-deletes-in-prod","expressionIndex":0,"validationActions":["Deny","Audit"]}]`,
 				},
 				Failures: []string{"user admin may not delete checkout-7d9f8c6b5-x2k4q in namespace shop"}}},
-		// Namespaces answers nil (the engine does so when it has no source of
-		// namespaces at all): matching sees a namespace with
-		// kubernetes.io/metadata.name only, but namespaceObject is null, so
-		// the messageExpression errs and the apiserver's fallback message is
-		// used. The apiserver would have the namespace (the pod is in it)
-		// and deny with "... in namespace shop".
+		// Without the namespace, namespaceObject would be null and the
+		// messageExpression would err where the apiserver's succeeds: the
+		// policy (failurePolicy Fail) denies, naming what it lacks.
 		{name: "namespaceObject of a namespace tollgate does not know", policy: "no-deletes-in-prod", file: "review-pod-delete.json",
-			want: Outcome{Matched: true, Reason: "Forbidden", Code: 403,
-				Denial: "ValidatingAdmissionPolicy 'no-deletes-in-prod' with binding 'no-deletes-in-prod' denied request: failed expression: oldObject.metadata.labels.environment != 'prod' || request.userInfo.username == 'ci'",
-				AuditAnnotations: map[string]string{
-					"validation.policy.admission.k8s.io/validation_failure": `[{"message":"failed expression: oldObject.metadata.labels.environment != 'prod' || request.userInfo.username == 'ci'","policy":"no-deletes-in-prod","binding":"no-deletes-in-prod","expressionIndex":0,"validationActions":["Deny","Audit"]}]`,
-				},
-				Failures: []string{"failed expression: oldObject.metadata.labels.environment != 'prod' || request.userInfo.username == 'ci'"}}},
+			want: Outcome{Matched: true, Reason: "Invalid", Code: 422,
+				Denial: `ValidatingAdmissionPolicy 'no-deletes-in-prod' with binding 'no-deletes-in-prod' denied request: namespaceObject: namespace "shop" unknown: run with --kubeconfig or give the Namespace object`}},
 		{name: "delete by ci allowed", policy: "no-deletes-in-prod", file: "review-pod-delete.json", namespaces: enforced,
 			edit: func(r map[string]any) { obj(r, "userInfo")["username"] = "ci" },
 			want: Outcome{Matched: true}},
@@ -215,15 +259,57 @@ func TestEvaluate(t *testing.T) {
 			if n == nil {
 				t.Fatalf("no policy %s", tc.policy)
 			}
-			got, err := Evaluate(context.Background(), n, review(t, tc.file, tc.edit), namespaces(tc.namespaces))
-			if err != nil {
-				t.Fatal(err)
+			evaluates(t, n, review(t, tc.file, tc.edit), tc.namespaces, tc.want)
+		})
+	}
+}
+
+// TestEvaluateFromWebhook: on a binding's webhook path the apiserver has
+// applied the policy's and the binding's selectors, so the policy is
+// decided without knowing namespaces; namespaceObject still needs one.
+func TestEvaluateFromWebhook(t *testing.T) {
+	set, err := policy.LoadPath(filepath.Join("testdata", "policies.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := map[string]*policy.VAP{}
+	for _, g := range set.Groups {
+		for _, w := range g.VAPWebhooks {
+			served[w.Group.ID] = w.Group.Policies[0].VAP
+		}
+	}
+	for _, tc := range []struct {
+		name, path, file string
+		edit             func(req map[string]any)
+		namespaces       map[string]map[string]string
+		want             Outcome
+	}{
+		{name: "binding selector by label, no namespaces", path: "pod-images/pod-images-enforce", file: "review-pod-create.json",
+			edit: func(r map[string]any) { container(obj(r, "object"), 0)["image"] = "docker.io/library/nginx:1.27" },
+			want: Outcome{Matched: true, Reason: "Forbidden", Code: 403,
+				Denial:   "ValidatingAdmissionPolicy 'pod-images' with binding 'pod-images-enforce' denied request: images must come from registry.example.com",
+				Failures: []string{"images must come from registry.example.com"}}},
+		{name: "the apiserver's selection is trusted over stale namespace labels", path: "pod-images/pod-images-enforce", file: "review-pod-create.json",
+			namespaces: map[string]map[string]string{"shop": {"tollgate.dev/enforce": "false"}},
+			edit:       func(r map[string]any) { container(obj(r, "object"), 0)["image"] = "docker.io/library/nginx:1.27" },
+			want: Outcome{Matched: true, Reason: "Forbidden", Code: 403,
+				Denial:   "ValidatingAdmissionPolicy 'pod-images' with binding 'pod-images-enforce' denied request: images must come from registry.example.com",
+				Failures: []string{"images must come from registry.example.com"}}},
+		{name: "policy selector by label, no namespaces", path: "gold-only/gold-only", file: "review-pod-create.json",
+			want: Outcome{Matched: true, Reason: "Invalid", Code: 422,
+				Denial:   "ValidatingAdmissionPolicy 'gold-only' with binding 'gold-only' denied request: gold namespaces take no pods",
+				Failures: []string{"gold namespaces take no pods"}}},
+		{name: "rules are still the server's", path: "pod-images/pod-images-enforce", file: "review-pod-delete.json",
+			want: Outcome{}},
+		{name: "namespaceObject still needs the namespace", path: "namespace-tier/namespace-tier", file: "review-pod-create.json",
+			want: Outcome{Matched: true, Undecided: []string{`namespaceObject: namespace "shop" unknown: run with --kubeconfig or give the Namespace object`}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := served[tc.path]
+			if n == nil {
+				t.Fatalf("no webhook path %s", tc.path)
 			}
-			if !reflect.DeepEqual(got, tc.want) {
-				g, _ := json.MarshalIndent(got, "", "  ")
-				w, _ := json.MarshalIndent(tc.want, "", "  ")
-				t.Errorf("got  %s\nwant %s", g, w)
-			}
+			evaluates(t, n, review(t, tc.file, tc.edit), tc.namespaces, tc.want)
 		})
 	}
 }

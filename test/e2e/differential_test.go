@@ -49,22 +49,25 @@ func (w *warnings) take() []string {
 }
 
 // TestVAPDifferential applies the same ValidatingAdmissionPolicies natively
-// (bound to namespace diff-native) and through tollgate (bound to
-// diff-tollgate), creates the same corpus in both, and requires the same
-// decision, HTTP code, message and warnings for every object.
+// (bound to namespace diff-native), through tollgate (bound to
+// diff-tollgate) and through a tollgate without cluster access (bound to
+// diff-offline: it knows no namespace labels; the selectors its webhooks
+// carry do the selecting), creates the same corpus in each, and requires
+// the same decision, HTTP code, message and warnings for every object.
 func TestVAPDifferential(t *testing.T) {
 	ctx := context.Background()
 	template, err := os.ReadFile("testdata/vap-policies.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for ns, label := range map[string]string{"diff-native": "native", "diff-tollgate": "tollgate"} {
+	for ns, label := range map[string]string{"diff-native": "native", "diff-tollgate": "tollgate", "diff-offline": "offline"} {
 		if err := framework.EnsureNamespace(ctx, cluster.client, ns, map[string]string{"differential": label}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	applyNative(t, bytes.ReplaceAll(template, []byte("PLACEHOLDER"), []byte("native")))
-	addr := startTollgateWith(t, "tollgate-vap", vapGone, bytes.ReplaceAll(template, []byte("PLACEHOLDER"), []byte("tollgate")))
+	addr := startTollgateWith(t, "tollgate-vap", vapGone("diff-tollgate"), bytes.ReplaceAll(template, []byte("PLACEHOLDER"), []byte("tollgate")))
+	offlineAddr := startTollgateWithout(t, "tollgate-vap-offline", vapGone("diff-offline"), bytes.ReplaceAll(template, []byte("PLACEHOLDER"), []byte("offline")))
 
 	w := &warnings{}
 	cfg := rest.CopyConfig(cluster.restConfig)
@@ -76,9 +79,9 @@ func TestVAPDifferential(t *testing.T) {
 	corpus := vapCorpus()
 	probes := map[string]string{ // object name -> what its answer must contain
 		"replicas-6": "replicas 6 is more than 5", "latest": "uses the latest tag", "four": "at most 3 keys",
-		"ssh": "port 22 is privileged", "basic-auth": "basic-auth secrets are not allowed",
+		"ssh": "port 22 is privileged", "basic-auth": "basic-auth secrets are not allowed", "strict-four": "with binding 'configmap-size-strict' denied",
 	}
-	for _, ns := range []string{"diff-native", "diff-tollgate"} {
+	for _, ns := range []string{"diff-native", "diff-tollgate", "diff-offline"} {
 		for _, obj := range corpus {
 			want, ok := probes[obj.(metav1.Object).GetName()]
 			if !ok {
@@ -97,26 +100,29 @@ func TestVAPDifferential(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("tollgate serving the policies at %s", addr)
+	t.Logf("tollgate serving the policies at %s, without cluster access at %s", addr, offlineAddr)
 
 	denied, warned := 0, 0
 	for _, obj := range corpus {
 		native := createIn(ctx, t, client, w, "diff-native", obj)
-		through := createIn(ctx, t, client, w, "diff-tollgate", obj)
 		name := fmt.Sprintf("%T %s", obj, obj.(metav1.Object).GetName())
-		if native.allowed != through.allowed || native.code != through.code || native.message != through.message {
-			t.Errorf("%s:\n native:   allowed=%v code=%d %q\n tollgate: allowed=%v code=%d %q", name,
-				native.allowed, native.code, native.message, through.allowed, through.code, through.message)
-		}
-		if strings.Join(native.warnings, "\n") != strings.Join(through.warnings, "\n") {
-			t.Errorf("%s: warnings differ\n native:   %q\n tollgate: %q", name, native.warnings, through.warnings)
+		var through answer
+		for _, side := range []string{"tollgate", "offline"} {
+			through = createIn(ctx, t, client, w, "diff-"+side, obj)
+			if native.allowed != through.allowed || native.code != through.code || native.message != through.message {
+				t.Errorf("%s:\n native:   allowed=%v code=%d %q\n %-9s allowed=%v code=%d %q", name,
+					native.allowed, native.code, native.message, side+":", through.allowed, through.code, through.message)
+			}
+			if strings.Join(native.warnings, "\n") != strings.Join(through.warnings, "\n") {
+				t.Errorf("%s: warnings differ\n native:   %q\n %-9s %q", name, native.warnings, side+":", through.warnings)
+			}
+			// Each side must have been judged by its own enforcer.
+			if !native.allowed && (!strings.Contains(native.raw, "is forbidden: ValidatingAdmissionPolicy") || !strings.Contains(through.raw, `admission webhook "`)) {
+				t.Errorf("%s: not judged by the expected enforcers:\n native:   %s\n %-9s %s", name, native.raw, side+":", through.raw)
+			}
 		}
 		if !native.allowed {
 			denied++
-			// Each side must have been judged by its own enforcer.
-			if !strings.Contains(native.raw, "is forbidden: ValidatingAdmissionPolicy") || !strings.Contains(through.raw, `admission webhook "`) {
-				t.Errorf("%s: not judged by the expected enforcers:\n native:   %s\n tollgate: %s", name, native.raw, through.raw)
-			}
 			if denied == 1 {
 				t.Logf("e.g. native: %s\n     tollgate: %s", native.raw, through.raw)
 			}
@@ -129,7 +135,7 @@ func TestVAPDifferential(t *testing.T) {
 	if t.Failed() {
 		verdict = "DIFFERENCES above"
 	}
-	t.Logf("differential corpus: %d objects of 5 kinds against 5 policies: %d denied, %d warned, %d allowed silently; %s",
+	t.Logf("differential corpus: %d objects of 5 kinds against 5 policies (6 bindings), natively and through tollgate with and without cluster access: %d denied, %d warned, %d allowed silently; %s",
 		len(corpus), denied, warned, len(corpus)-denied-warned, verdict)
 	if len(corpus) < 40 || denied < 10 || warned < 3 {
 		t.Errorf("the corpus is too weak: %d objects, %d denied, %d warned", len(corpus), denied, warned)
@@ -220,10 +226,12 @@ func applyNative(t *testing.T, docs []byte) {
 	}
 }
 
-// vapGone succeeds once the apiserver no longer calls tollgate-vap.
-func vapGone(ctx context.Context) error {
-	_, err := cluster.client.AppsV1().Deployments("diff-tollgate").Create(ctx, deployment("gone", 9), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-	return err
+// vapGone succeeds once the apiserver no longer calls the tollgate bound to ns.
+func vapGone(ns string) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		_, err := cluster.client.AppsV1().Deployments(ns).Create(ctx, deployment("gone", 9), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	}
 }
 
 func deployment(name string, replicas int32) *appsv1.Deployment {
@@ -285,6 +293,16 @@ func vapCorpus() []runtime.Object {
 		cm("upper-and-many", map[string]string{"A": "1", "B": "2", "c": "3", "d": "4"}),
 		cm("dotted", map[string]string{"app.conf": "x"}),
 		cm("kube-root-ca.crt", map[string]string{"A": "1", "B": "2", "C": "3", "D": "4"}),
+	)
+	strict := func(name string, data map[string]string) *corev1.ConfigMap {
+		c := cm(name, data)
+		c.Labels = map[string]string{"strict": "yes"}
+		return c
+	}
+	out = append(out,
+		strict("strict-one", map[string]string{"a": "1"}),
+		strict("strict-four", map[string]string{"a": "1", "b": "2", "c": "3", "d": "4"}),
+		strict("strict-upper", map[string]string{"Key": "1"}),
 	)
 	svc := func(name string, typ corev1.ServiceType, labels map[string]string, ports ...int32) *corev1.Service {
 		s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: corev1.ServiceSpec{Type: typ, Selector: map[string]string{"app": "x"}}}

@@ -148,6 +148,7 @@ func startTollgate(work string) error {
 		"--namespace", ownNamespace,
 		"--cert-reload-interval", "200ms",
 		"--client-ca-file", filepath.Join(work, "client-ca.crt"),
+		"--metrics-listen=", // no fixed port: e2e runs may share the machine
 	)
 	cluster.tollgate.Env = framework.ProcessEnv()
 	cluster.tollgate.Stdout, cluster.tollgate.Stderr = logf, logf

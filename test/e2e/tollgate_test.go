@@ -24,6 +24,18 @@ import (
 // unregisters, waits for gone (if given) to see the webhook let go of, and stops.
 func startTollgateWith(t *testing.T, name string, gone func(context.Context) error, docs []byte) string {
 	t.Helper()
+	return serveAndRegister(t, name, gone, docs, "--kubeconfig", cluster.kubeconfig)
+}
+
+// startTollgateWithout is startTollgateWith for a tollgate without cluster
+// access: it knows no namespace but by what the apiserver sends.
+func startTollgateWithout(t *testing.T, name string, gone func(context.Context) error, docs []byte) string {
+	t.Helper()
+	return serveAndRegister(t, name, gone, docs)
+}
+
+func serveAndRegister(t *testing.T, name string, gone func(context.Context) error, docs []byte, args ...string) string {
+	t.Helper()
 	dir := filepath.Join(cluster.work, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -40,9 +52,9 @@ func startTollgateWith(t *testing.T, name string, gone func(context.Context) err
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(cluster.bin, "serve", "--listen", addr, "--config", dir,
+	cmd := exec.Command(cluster.bin, append([]string{"serve", "--listen", addr, "--config", dir,
 		"--tls-cert-file", filepath.Join(cluster.certDir, certs.CertFile), "--tls-private-key-file", filepath.Join(cluster.certDir, certs.KeyFile),
-		"--kubeconfig", cluster.kubeconfig, "--namespace", ownNamespace, "--register=false", "--leader-elect=false", "--metrics-listen=")
+		"--namespace", ownNamespace, "--register=false", "--leader-elect=false", "--metrics-listen="}, args...)...)
 	cmd.Env = framework.ProcessEnv()
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
