@@ -24,7 +24,7 @@ func TestWatcher(t *testing.T) {
 	var mu sync.Mutex
 	var loaded []string
 	var failures []error
-	w := &Watcher{Path: dir, Interval: 10 * time.Millisecond, Loaded: Fingerprint(dir),
+	w := &Watcher{Path: dir, Interval: 50 * time.Millisecond, Loaded: Fingerprint(dir),
 		OnLoad:  func(s *Set) { mu.Lock(); loaded = append(loaded, strings.Join(s.Names(), ",")); mu.Unlock() },
 		OnError: func(err error) { mu.Lock(); failures = append(failures, err); mu.Unlock() },
 	}
@@ -47,7 +47,7 @@ func TestWatcher(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(150 * time.Millisecond)
 	mu.Lock()
 	if len(loaded) != 0 {
 		t.Errorf("reloaded without a change: %v", loaded)
@@ -58,19 +58,36 @@ func TestWatcher(t *testing.T) {
 	_ = os.WriteFile(file, []byte(doc("second")), 0o644)
 	wait(func() bool { return len(loaded) == 1 && loaded[0] == "second" })
 
-	// A broken set is refused and reported once; nothing is loaded.
-	_ = os.WriteFile(file, []byte(doc("Bad_Name")), 0o644)
+	// A broken set is refused and reported once; nothing is loaded. It is
+	// written atomically: on a loaded machine an in-place write can stall for
+	// more than an interval, and its torn part is a failure of its own.
+	mu.Lock()
+	failures = nil
+	mu.Unlock()
+	replace(t, file, doc("Bad_Name"))
 	wait(func() bool { return len(failures) == 1 })
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(150 * time.Millisecond)
 	mu.Lock()
 	if len(loaded) != 1 || len(failures) != 1 {
 		t.Errorf("after a broken change: loaded %v, failures %v", loaded, failures)
 	}
 	mu.Unlock()
 
-	_ = os.WriteFile(filepath.Join(dir, "q.yaml"), []byte(doc("third")), 0o644)
-	_ = os.WriteFile(file, []byte(doc("second")), 0o644)
+	replace(t, filepath.Join(dir, "q.yaml"), doc("third"))
+	replace(t, file, doc("second"))
 	wait(func() bool { return len(loaded) == 2 && loaded[1] == "second,third" })
+}
+
+// replace writes content to path atomically, as a ConfigMap update does.
+func replace(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // A change made after the serving set's fingerprint was taken but before
