@@ -89,7 +89,7 @@ func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespac
 	va := &k8sadmission.VersionedAttributes{Attributes: attrs, VersionedKind: kind,
 		VersionedObject: k8sadmission.NewLazyObject(obj), VersionedOldObject: k8sadmission.NewLazyObject(old)}
 	for _, b := range m.Bindings {
-		if blind && b.Spec.MatchResources != nil && needsLabels(b.Spec.MatchResources.NamespaceSelector) {
+		if blind && b.Spec.MatchResources != nil && !policy.NamesOnly(b.Spec.MatchResources.NamespaceSelector) {
 			failed = append(failed, failure{binding: b, message: "failed to configure binding: " + errNamespaceLabels})
 			continue
 		}

@@ -2,8 +2,9 @@ package mutatingpolicy
 
 import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
 // errNamespaceLabels is why a binding cannot be evaluated without cluster
@@ -15,29 +16,10 @@ const errNamespaceLabels = "namespaceSelector needs the labels of the request's 
 // evaluate it, and need not, as the apiserver applied it before calling
 // (the webhook carries it).
 func withoutNamespaceSelector(p *admissionregistrationv1.MutatingAdmissionPolicy) *admissionregistrationv1.MutatingAdmissionPolicy {
-	if p.Spec.MatchConstraints == nil || !needsLabels(p.Spec.MatchConstraints.NamespaceSelector) {
+	if p.Spec.MatchConstraints == nil || policy.NamesOnly(p.Spec.MatchConstraints.NamespaceSelector) {
 		return p
 	}
 	c := p.DeepCopy()
 	c.Spec.MatchConstraints.NamespaceSelector = &metav1.LabelSelector{}
 	return c
-}
-
-// needsLabels tells whether a selector reads namespace labels other than
-// kubernetes.io/metadata.name, which every namespace has and tollgate knows.
-func needsLabels(s *metav1.LabelSelector) bool {
-	if s == nil {
-		return false
-	}
-	for k := range s.MatchLabels {
-		if k != corev1.LabelMetadataName {
-			return true
-		}
-	}
-	for _, r := range s.MatchExpressions {
-		if r.Key != corev1.LabelMetadataName {
-			return true
-		}
-	}
-	return false
 }

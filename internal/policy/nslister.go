@@ -4,9 +4,29 @@ import (
 	"errors"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	listersv1 "k8s.io/client-go/listers/core/v1"
 )
+
+// NamesOnly tells whether a namespace selector reads no label but
+// kubernetes.io/metadata.name, which every namespace has, known or not.
+func NamesOnly(s *metav1.LabelSelector) bool {
+	if s == nil {
+		return true
+	}
+	for k := range s.MatchLabels {
+		if k != corev1.LabelMetadataName {
+			return false
+		}
+	}
+	for _, r := range s.MatchExpressions {
+		if r.Key != corev1.LabelMetadataName {
+			return false
+		}
+	}
+	return true
+}
 
 // Lister adapts n to the NamespaceLister the apiserver's policy matcher
 // reads.
