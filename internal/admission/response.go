@@ -23,6 +23,13 @@ type Response struct {
 	Policies []string
 	// Warned names the policies whose verdict was Warn or Audit, for metrics.
 	Warned []string
+	// Exempted are the policies PolicyExceptions lifted, for metrics and logs.
+	Exempted []Exemption
+}
+
+// Exemption is one policy lifted for a request by one PolicyException.
+type Exemption struct {
+	Policy, Exception string
 }
 
 // Allowed answers yes with no change.

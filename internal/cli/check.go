@@ -114,6 +114,12 @@ func (o *checkOptions) run(cmd *cobra.Command) error {
 			return err
 		}
 	}
+	return findingsExit(findings)
+}
+
+// findingsExit is the exit status of check and audit: 2 when an object
+// could not be decided, 1 when one is denied, else 0.
+func findingsExit(findings []offline.Finding) error {
 	for _, f := range findings {
 		if f.Err != nil {
 			return &exitError{code: exitUsage}

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -14,8 +15,9 @@ func newLintCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "lint -c POLICIES",
 		Short: "Load and check policies, reporting every problem",
-		Long:  "Prints every problem with file, document and field path. Exit status: 0 clean, 1 problems found.",
-		Args:  noArgs,
+		Long: "Prints every problem with file, document and field path, and warns about PolicyExceptions that\n" +
+			"expire within a week or can never exempt anything. Exit status: 0 clean (warnings allowed), 1 problems found.",
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if config == "" {
 				return usageError(errors.New("give the policies with -c"))
@@ -28,6 +30,9 @@ func newLintCommand() *cobra.Command {
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "\n%d problems\n", len(problems))
 				return &exitError{code: exitDenied}
+			}
+			for _, w := range set.ExceptionWarnings(time.Now()) {
+				fmt.Fprintln(cmd.OutOrStdout(), "warning:", w)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%d policies, %d webhook groups: no problems\n", len(set.Policies), len(set.Groups))
 			return nil

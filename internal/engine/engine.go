@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/exception"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -29,6 +30,8 @@ type Options struct {
 	// a ValidatingAdmissionPolicy that needs more of it is left to its
 	// failurePolicy (vap.Evaluate).
 	Namespaces policy.Namespaces
+	// Clock is the time PolicyExceptions expire by; the system's unless set.
+	Clock exception.Clock
 }
 
 // Engine holds a policy set and the namespaces no policy may touch.
@@ -36,6 +39,7 @@ type Engine struct {
 	set        *policy.Set
 	excluded   sets.Set[string]
 	namespaces policy.Namespaces
+	exceptions *exception.Index
 }
 
 // New returns an engine for the set.
@@ -45,7 +49,7 @@ func New(set *policy.Set, opts Options) *Engine {
 		excluded.Insert(opts.OwnNamespace)
 	}
 	excluded.Insert(opts.ExcludeNamespaces...)
-	return &Engine{set: set, excluded: excluded, namespaces: opts.Namespaces}
+	return &Engine{set: set, excluded: excluded, namespaces: opts.Namespaces, exceptions: exception.NewIndex(set.Exceptions, opts.Clock)}
 }
 
 // Set returns the engine's policies.
@@ -75,6 +79,9 @@ func (e *Engine) Evaluate(ctx context.Context, g *policy.Group, req *admission.R
 	for _, r := range ev.Results {
 		if r.Outcome == Warn {
 			ev.Response.Warned = append(ev.Response.Warned, r.Policy)
+		}
+		if r.Exception != "" {
+			ev.Response.Exempted = append(ev.Response.Exempted, admission.Exemption{Policy: r.Policy, Exception: r.Exception})
 		}
 	}
 	return ev
@@ -127,6 +134,10 @@ func (e *Engine) matching(g *policy.Group, req *admission.Request, labels, oldLa
 		case nsLabels != nil && !p.MatchesNamespace(nsLabels):
 			skipped = append(skipped, Result{Policy: p.Name(), Outcome: Skip, Message: "namespace " + req.Namespace + " is not selected"})
 		default:
+			if ex := e.exemption(p.Name(), req, labels); ex != nil {
+				skipped = append(skipped, exempted(p.Name(), ex))
+				continue
+			}
 			out = append(out, p)
 		}
 	}

@@ -22,6 +22,8 @@ type Result struct {
 	Policy  string
 	Outcome Outcome
 	Message string
+	// Exception names the PolicyException that made the outcome Skip.
+	Exception string
 }
 
 // Evaluation is the answer to a request and how each policy came to it.

@@ -18,6 +18,11 @@ func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admissio
 	}
 	r := Result{Policy: p.Name(), Outcome: Pass}
 	resp := admission.Allowed()
+	if out.Matched {
+		if ex := e.exemption(p.Name(), req, objectLabels(req)); ex != nil {
+			return Evaluation{Response: resp, Results: []Result{exempted(p.Name(), ex)}}
+		}
+	}
 	switch {
 	case out.Denial != "":
 		r.Outcome, r.Message = Fail, out.Denial

@@ -18,6 +18,19 @@ var ErrNoAccess = errors.New("cluster access needed: give --kubeconfig, or run i
 // New returns a clientset for kubeconfig, or in-cluster when it is empty
 // and $KUBERNETES_SERVICE_HOST is set; ErrNoAccess otherwise.
 func New(kubeconfig string) (kubernetes.Interface, error) {
+	cfg, err := Config(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster access: %w", err)
+	}
+	return client, nil
+}
+
+// Config is the REST configuration New uses, for other kinds of clients.
+func Config(kubeconfig string) (*rest.Config, error) {
 	var cfg *rest.Config
 	var err error
 	switch {
@@ -32,9 +45,5 @@ func New(kubeconfig string) (kubernetes.Interface, error) {
 		return nil, fmt.Errorf("cluster access: %w", err)
 	}
 	cfg.UserAgent = "tollgate"
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("cluster access: %w", err)
-	}
-	return client, nil
+	return cfg, nil
 }

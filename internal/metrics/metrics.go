@@ -27,6 +27,7 @@ type Metrics struct {
 	latency    *prometheus.HistogramVec
 	policies   *prometheus.CounterVec
 	warnings   *prometheus.CounterVec
+	exceptions *prometheus.CounterVec
 	injections *prometheus.CounterVec
 	panics     prometheus.Counter
 	certExpiry *prometheus.GaugeVec
@@ -52,6 +53,9 @@ func New() *Metrics {
 		warnings: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tollgate_policy_warnings_total", Help: "Warn and Audit verdicts, by policy: what a policy would refuse once enforced.",
 		}, []string{"policy"}),
+		exceptions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tollgate_policy_exceptions_used_total", Help: "Policies lifted for a review by a PolicyException, by policy and exception.",
+		}, []string{"policy", "exception"}),
 		injections: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tollgate_injections_total", Help: "Pods injected, by policy.",
 		}, []string{"policy"}),
@@ -68,7 +72,7 @@ func New() *Metrics {
 			Name: "tollgate_leader", Help: "1 while this replica leads.",
 		}),
 	}
-	m.Registry.MustRegister(m.reviews, m.latency, m.policies, m.warnings, m.injections, m.panics, m.certExpiry, m.reloads, m.leader,
+	m.Registry.MustRegister(m.reviews, m.latency, m.policies, m.warnings, m.exceptions, m.injections, m.panics, m.certExpiry, m.reloads, m.leader,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -88,6 +92,9 @@ func (m *Metrics) Observe(path string, resp admission.Response, took time.Durati
 	m.latency.WithLabelValues(path).Observe(took.Seconds())
 	for _, p := range resp.Warned {
 		m.warnings.WithLabelValues(p).Inc()
+	}
+	for _, x := range resp.Exempted {
+		m.exceptions.WithLabelValues(x.Policy, x.Exception).Inc()
 	}
 	for _, p := range resp.Policies {
 		m.policies.WithLabelValues(p, decision).Inc()

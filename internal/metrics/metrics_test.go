@@ -45,6 +45,13 @@ tollgate_reviews_total{code="500",decision="denied",path="/validate/require-envi
 	if got := testutil.ToFloat64(m.warnings.WithLabelValues("require-pinned-images")); got != 1 {
 		t.Errorf("warnings of require-pinned-images = %v, want 1", got)
 	}
+	exempt := admission.Allowed()
+	exempt.Exempted = []admission.Exemption{{Policy: "no-privileged", Exception: "cni-agent"}}
+	m.Observe("/validate/library", exempt, time.Millisecond, false)
+	m.Observe("/validate/library", exempt, time.Millisecond, false)
+	if got := testutil.ToFloat64(m.exceptions.WithLabelValues("no-privileged", "cni-agent")); got != 2 {
+		t.Errorf("exceptions used = %v, want 2", got)
+	}
 	if got := testutil.ToFloat64(m.panics); got != 1 {
 		t.Errorf("panics = %v", got)
 	}

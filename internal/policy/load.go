@@ -15,6 +15,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tollgate-dev/tollgate/internal/exception"
 )
 
 // LoadPath reads a policy file, or every .yaml, .yml and .json file of a
@@ -25,18 +27,23 @@ func LoadPath(path string) (*Set, error) {
 		return nil, err
 	}
 	var all []*Policy
+	var exceptions []*exception.Exception
 	var errs []error
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			return nil, fmt.Errorf("read policy file: %w", err)
 		}
-		ps, err := Parse(f, data)
+		ps, exs, err := ParseFile(f, data)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		all = append(all, ps...)
+		exceptions = append(exceptions, exs...)
+	}
+	if err := exception.Unique(exceptions); err != nil {
+		errs = append(errs, err)
 	}
 	if len(all) == 0 && len(errs) == 0 {
 		return nil, fmt.Errorf("%s: no policies found", path)
@@ -49,6 +56,7 @@ func LoadPath(path string) (*Set, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	set.Exceptions = exceptions
 	return set, nil
 }
 
@@ -76,12 +84,24 @@ func policyFiles(path string) ([]string, error) {
 	return files, nil
 }
 
-// Parse reads the policy documents of one file. Each policy is verified on its
-// own; verification across policies happens in NewSet. All problems are reported
-// together, each with file, document and field path.
+// Parse reads the policy documents of one file, which must hold no
+// PolicyException (ParseFile reads those too).
 func Parse(file string, data []byte) ([]*Policy, error) {
+	ps, exs, err := ParseFile(file, data)
+	if err == nil && len(exs) > 0 {
+		err = fmt.Errorf("%s: PolicyException %q: exceptions are read from policy files and directories only", exs[0].Source, exs[0].Name())
+	}
+	return ps, err
+}
+
+// ParseFile reads the policy and PolicyException documents of one file.
+// Each policy is verified on its own; verification across policies happens
+// in NewSet. All problems are reported together, each with file, document
+// and field path.
+func ParseFile(file string, data []byte) ([]*Policy, []*exception.Exception, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var policies []*Policy
+	var exceptions []*exception.Exception
 	var errs []error
 	for doc := 1; ; doc++ {
 		raw, err := reader.Read()
@@ -89,7 +109,7 @@ func Parse(file string, data []byte) ([]*Policy, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", file, doc, err)
+			return nil, nil, fmt.Errorf("%s: document %d: %w", file, doc, err)
 		}
 		if isEmptyDocument(raw) {
 			doc--
@@ -97,6 +117,17 @@ func Parse(file string, data []byte) ([]*Policy, error) {
 		}
 		src := Source{File: file, Document: doc}
 		if js, err := yaml.YAMLToJSONStrict(raw); err == nil {
+			if exception.Is(js) {
+				e, errList := exception.Decode(js)
+				for _, fe := range errList {
+					errs = append(errs, fmt.Errorf("%s: %s %q: %w", src, exception.Kind, e.Name(), fe))
+				}
+				if len(errList) == 0 {
+					e.Source = src.String()
+					exceptions = append(exceptions, e)
+				}
+				continue
+			}
 			if kind, decodeK8s := kubernetesDecoder(js); decodeK8s != nil {
 				p, errList := decodeK8s()
 				for _, fe := range errList {
@@ -134,9 +165,9 @@ func Parse(file string, data []byte) ([]*Policy, error) {
 		policies = append(policies, p)
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, nil, errors.Join(errs...)
 	}
-	return policies, nil
+	return policies, exceptions, nil
 }
 
 // kubernetesDecoder returns the decoder of a Kubernetes admission policy

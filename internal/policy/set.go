@@ -3,12 +3,16 @@ package policy
 import (
 	"errors"
 	"fmt"
+
+	"github.com/tollgate-dev/tollgate/internal/exception"
 )
 
 // Set is a verified collection of policies and the webhook groups they form.
 type Set struct {
 	Policies []*Policy
 	Groups   []*Group
+	// Exceptions are the PolicyExceptions read with the policies, in load order.
+	Exceptions []*exception.Exception
 }
 
 // NewSet verifies what no single policy can: names are unique, and no two

@@ -62,13 +62,23 @@ func Build(findings []offline.Finding) *PolicyReport {
 		if res.Name == "" {
 			res.Name = o.GenerateName
 		}
-		props := map[string]string{"file": o.Where()}
+		var props map[string]string
+		if o.File != "" { // a manifest, not an object read from a cluster
+			props = map[string]string{"file": o.Where()}
+		}
 		if f.Err != nil {
 			r.add(Result{Source: "tollgate", Policy: ManifestPolicy, Result: engine.Error, Message: f.Err.Error(), Resources: []Resource{res}, Properties: props})
 			continue
 		}
 		for _, pr := range f.Results {
-			r.add(Result{Source: "tollgate", Policy: pr.Policy, Result: pr.Outcome, Message: pr.Message, Resources: []Resource{res}, Properties: props})
+			p := props
+			if pr.Exception != "" {
+				p = map[string]string{"exception": pr.Exception}
+				for k, v := range props {
+					p[k] = v
+				}
+			}
+			r.add(Result{Source: "tollgate", Policy: pr.Policy, Result: pr.Outcome, Message: pr.Message, Resources: []Resource{res}, Properties: p})
 		}
 	}
 	return r

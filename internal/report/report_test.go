@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/internal/engine"
@@ -211,5 +212,29 @@ func TestWriteErrors(t *testing.T) {
 	}
 	if err := Patches(failingWriter{}, findings(t)); err == nil {
 		t.Error("Patches: no error from a failing writer")
+	}
+}
+
+// TestExemptedRows: a result a PolicyException made skip names it in the
+// report's properties and is listed in the table even without ShowSkipped;
+// a plain skip is not. Objects read from a cluster have no file property.
+func TestExemptedRows(t *testing.T) {
+	obj := &manifest.Object{GVK: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, Namespace: "shop", Name: "legacy"}
+	r := Build([]offline.Finding{{Object: obj, Allowed: true, Results: []engine.Result{
+		{Policy: "require-team", Outcome: engine.Skip, Message: "exempted by PolicyException legacy: retired", Exception: "legacy"},
+		{Policy: "no-latest", Outcome: engine.Skip, Message: "does not match the request"},
+	}}})
+	if got := r.Results[0].Properties; len(got) != 1 || got["exception"] != "legacy" {
+		t.Errorf("properties of the exempted result = %v", got)
+	}
+	if got := r.Results[1].Properties; got != nil {
+		t.Errorf("properties of the plain skip = %v, want none", got)
+	}
+	var out bytes.Buffer
+	if err := Table(&out, r, TableOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "require-team  skip    exempted by PolicyException legacy") || strings.Contains(out.String(), "no-latest") {
+		t.Errorf("table:\n%s", out.String())
 	}
 }

@@ -14,7 +14,8 @@ import (
 type TableOptions struct {
 	// Colour the result column (for terminals only).
 	Colour bool
-	// ShowSkipped lists policies that did not apply to a resource.
+	// ShowSkipped lists policies that did not apply to a resource; those a
+	// PolicyException lifted are always listed.
 	ShowSkipped bool
 }
 
@@ -33,7 +34,7 @@ func Table(w io.Writer, r *PolicyReport, opts TableOptions) error {
 	fmt.Fprintln(tw, "RESOURCE\tPOLICY\tRESULT\tMESSAGE")
 	var shown []engine.Outcome
 	for _, res := range r.Results {
-		if res.Result == engine.Skip && !opts.ShowSkipped {
+		if res.Result == engine.Skip && !opts.ShowSkipped && res.Properties["exception"] == "" {
 			continue
 		}
 		ref := res.Resources[0]

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/exception"
 	"github.com/tollgate-dev/tollgate/internal/manifest"
 	"github.com/tollgate-dev/tollgate/internal/offline"
 	"github.com/tollgate-dev/tollgate/internal/policy"
@@ -170,14 +171,24 @@ func (s *Suite) loadPolicies() (*policy.Set, error) {
 		return policy.LoadDefaults()
 	}
 	var all []*policy.Policy
+	var exceptions []*exception.Exception
 	for _, p := range s.Policies {
 		set, err := policy.LoadPath(s.rel(p))
 		if err != nil {
 			return nil, err
 		}
 		all = append(all, set.Policies...)
+		exceptions = append(exceptions, set.Exceptions...)
 	}
-	return policy.NewSet(all)
+	if err := exception.Unique(exceptions); err != nil {
+		return nil, err
+	}
+	set, err := policy.NewSet(all)
+	if err != nil {
+		return nil, err
+	}
+	set.Exceptions = exceptions
+	return set, nil
 }
 
 func (s *Suite) check(exp Expected, resource string, byResource map[string][]*offline.Finding) Check {

@@ -112,6 +112,9 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		attrs = append(attrs, slog.Any("warnings", resp.Warnings))
 	}
 	log.LogAttrs(r.Context(), slog.LevelInfo, "review", attrs...)
+	for _, x := range resp.Exempted {
+		log.LogAttrs(r.Context(), slog.LevelInfo, "policy exception used", slog.String("policy", x.Policy), slog.String("exception", x.Exception))
+	}
 	if e.opts.Observer != nil {
 		e.opts.Observer.Observe(r.URL.Path, resp, time.Since(start), reply.Panicked)
 	}

@@ -161,6 +161,7 @@ func exported(t *testing.T) (string, map[string]bool) {
 	patch := admission.Response{Allowed: true, Patch: jsonpatch.Patch{jsonpatch.Add("/x", []byte("1"))}, Policies: []string{"nginx-sidecar"}}
 	m.Observe("/mutate", patch, time.Millisecond, true)
 	m.Observe("/validate/library", admission.Response{Allowed: true, Warned: []string{"require-probes"}}, time.Millisecond, false)
+	m.Observe("/validate/library", admission.Response{Allowed: true, Exempted: []admission.Exemption{{Policy: "no-privileged", Exception: "cni-agent"}}}, time.Millisecond, false)
 	m.CertificateExpiry("serving", time.Now())
 	m.PolicyLoad(nil)
 	m.PolicyLoad(errors.New("bad policy"))

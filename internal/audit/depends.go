@@ -1,0 +1,64 @@
+package audit
+
+import (
+	"regexp"
+
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+// requestOnly are CEL references whose value comes from the request, not
+// from the stored object: an audit has no request to give them.
+var requestOnly = []struct {
+	name string
+	re   *regexp.Regexp
+}{
+	{"request.userInfo", regexp.MustCompile(`\brequest\s*\.\s*userInfo\b`)},
+	{"oldObject", regexp.MustCompile(`\boldObject\b`)},
+	{"authorizer", regexp.MustCompile(`\bauthorizer\b`)},
+}
+
+// RequestDependence names what of the request a policy's verdict depends
+// on (request.userInfo, oldObject, authorizer), "" when it judges the
+// object alone. It reads every CEL expression of the policy.
+func RequestDependence(p *policy.Policy) string {
+	for _, expr := range expressions(p) {
+		for _, r := range requestOnly {
+			if r.re.MatchString(expr) {
+				return r.name
+			}
+		}
+	}
+	return ""
+}
+
+func expressions(p *policy.Policy) []string {
+	var out []string
+	if p.VAP != nil {
+		s := p.VAP.Policy.Spec
+		for _, c := range s.MatchConditions {
+			out = append(out, c.Expression)
+		}
+		for _, v := range s.Variables {
+			out = append(out, v.Expression)
+		}
+		for _, v := range s.Validations {
+			out = append(out, v.Expression, v.MessageExpression)
+		}
+		for _, a := range s.AuditAnnotations {
+			out = append(out, a.ValueExpression)
+		}
+		return out
+	}
+	for _, c := range p.Spec.Match.Conditions {
+		out = append(out, c.Expression)
+	}
+	if v := p.Spec.Validate; v != nil {
+		for _, x := range v.Variables {
+			out = append(out, x.Expression)
+		}
+		for _, x := range v.Expressions {
+			out = append(out, x.Expression, x.MessageExpression)
+		}
+	}
+	return out
+}
