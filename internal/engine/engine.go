@@ -99,6 +99,9 @@ func (e *Engine) evaluate(ctx context.Context, g *policy.Group, req *admission.R
 	if g.Kind == policy.GroupVAP {
 		return e.validateVAP(ctx, g, req) // its rules say which subresources it checks
 	}
+	if g.Kind == policy.GroupMAP {
+		return e.mutateMAP(ctx, g, req) // so do a MutatingAdmissionPolicy's
+	}
 	if req.SubResource != "" {
 		return skipAll(g, "subresource "+req.SubResource+" is not checked")
 	}

@@ -96,30 +96,41 @@ func (e *Engine) mutateOne(ctx context.Context, p *policy.Policy, req *admission
 		if err != nil {
 			return nil, nil, err
 		}
-		diff, err := gomodulesjsonpatch.CreatePatch(next, after)
+		diff, err := diffPatch(next, after)
 		if err != nil {
-			return nil, nil, fmt.Errorf("compute patch: %w", err)
-		}
-		// Sorted paths keep the answer the same from one run to the next.
-		sort.SliceStable(diff, func(i, j int) bool { return diff[i].Path < diff[j].Path })
-		for _, d := range diff {
-			op := jsonpatch.Op{Op: d.Operation, Path: d.Path}
-			if d.Operation != "remove" {
-				v, err := json.Marshal(d.Value)
-				if err != nil {
-					return nil, nil, err
-				}
-				op.Value = v
-			}
-			ops = append(ops, op)
+			return nil, nil, err
 		}
 		if len(diff) > 0 {
-			if next, err = jsonpatch.Apply(next, ops[len(ops)-len(diff):]); err != nil {
+			if next, err = jsonpatch.Apply(next, diff); err != nil {
 				return nil, nil, err
 			}
 		}
+		ops = append(ops, diff...)
 	}
 	return ops, next, nil
+}
+
+// diffPatch is the JSON Patch that turns before into after, in path order
+// so that the answer is the same from one run to the next.
+func diffPatch(before, after []byte) (jsonpatch.Patch, error) {
+	diff, err := gomodulesjsonpatch.CreatePatch(before, after)
+	if err != nil {
+		return nil, fmt.Errorf("compute patch: %w", err)
+	}
+	sort.SliceStable(diff, func(i, j int) bool { return diff[i].Path < diff[j].Path })
+	ops := make(jsonpatch.Patch, 0, len(diff))
+	for _, d := range diff {
+		op := jsonpatch.Op{Op: d.Operation, Path: d.Path}
+		if d.Operation != "remove" {
+			v, err := json.Marshal(d.Value)
+			if err != nil {
+				return nil, err
+			}
+			op.Value = v
+		}
+		ops = append(ops, op)
+	}
+	return ops, nil
 }
 
 // mapOps sets keys of metadata.labels or .annotations: when absent, or when

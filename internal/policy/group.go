@@ -23,11 +23,12 @@ const (
 	GroupMutating   GroupKind = "mutating"   // labels, annotations and CEL patches
 	GroupInjection  GroupKind = "injection"  // containers, volumes, ... into Pods
 	GroupVAP        GroupKind = "vap"        // one ValidatingAdmissionPolicy, alone in its group
+	GroupMAP        GroupKind = "map"        // one MutatingAdmissionPolicy, alone in its group
 )
 
 // Action is the webhook a group of this kind is registered as.
 func (k GroupKind) Action() Action {
-	if k == GroupMutating || k == GroupInjection {
+	if k == GroupMutating || k == GroupInjection || k == GroupMAP {
 		return ActionMutate
 	}
 	return ActionValidate
@@ -38,6 +39,8 @@ func kindOf(p *Policy) GroupKind {
 	switch {
 	case p.VAP != nil:
 		return GroupVAP
+	case p.MAP != nil:
+		return GroupMAP
 	case p.IsInjection():
 		return GroupInjection
 	case p.IsMutation():
@@ -94,7 +97,22 @@ func groupPolicies(policies []*Policy) []*Group {
 		}
 		g.Policies = append(g.Policies, p)
 	}
+	// MutatingAdmissionPolicies come first, as in the apiserver, whose
+	// policy plugin runs before every mutating webhook.
+	slices.SortStableFunc(groups, func(a, b *Group) int {
+		return compareBool(b.Kind == GroupMAP, a.Kind == GroupMAP)
+	})
 	return groups
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // groupKey is equal for policies that can share a webhook entry. Lists are
@@ -102,6 +120,9 @@ func groupPolicies(policies []*Policy) []*Group {
 func groupKey(kind GroupKind, p *Policy) string {
 	if kind == GroupVAP {
 		return "vap:" + p.Name() // a ValidatingAdmissionPolicy has a webhook of its own
+	}
+	if kind == GroupMAP {
+		return "map:" + p.Name() // so has a MutatingAdmissionPolicy
 	}
 	m := p.Spec.Match
 	m.Resources = sortedCopy(m.Resources)

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -150,8 +151,8 @@ func ParseAll(file string, data []byte) ([]*Policy, []*exception.Exception, []*u
 				objects = append(objects, o)
 				continue
 			}
-			if kind, ok := isVAP(js); ok {
-				p, errList := decodeVAP(kind, js)
+			if kind, decodeK8s := kubernetesDecoder(js); decodeK8s != nil {
+				p, errList := decodeK8s()
 				for _, fe := range errList {
 					name := ""
 					if p != nil {
@@ -209,6 +210,19 @@ func foreign(js []byte) *unstructured.Unstructured {
 		return nil
 	}
 	return o
+}
+
+// kubernetesDecoder returns the decoder of a Kubernetes admission policy
+// document (a ValidatingAdmissionPolicy, a MutatingAdmissionPolicy or a
+// binding of either) and its kind; nil for any other document.
+func kubernetesDecoder(js []byte) (string, func() (*Policy, field.ErrorList)) {
+	if kind, ok := isVAP(js); ok {
+		return kind, func() (*Policy, field.ErrorList) { return decodeVAP(kind, js) }
+	}
+	if kind, version, ok := isMAP(js); ok {
+		return kind, func() (*Policy, field.ErrorList) { return decodeMAP(kind, version, js) }
+	}
+	return "", nil
 }
 
 func (s Source) String() string { return fmt.Sprintf("%s: document %d", s.File, s.Document) }

@@ -25,6 +25,8 @@ type Set struct {
 // same name. The policies are grouped into webhook entries.
 func NewSet(policies []*Policy) (*Set, error) {
 	policies, errs := attachBindings(policies)
+	policies, mapErrs := attachMAPBindings(policies)
+	errs = append(errs, mapErrs...)
 	byName := map[string]*Policy{}
 	containers := map[string]*Policy{}
 	volumes := map[string]*Policy{}

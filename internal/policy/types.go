@@ -36,6 +36,10 @@ type Policy struct {
 	VAP *VAP
 	// binding is a ValidatingAdmissionPolicyBinding until NewSet attaches it.
 	binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	// MAP is set for a Kubernetes MutatingAdmissionPolicy (map.go).
+	MAP *MAP
+	// mapBinding is a MutatingAdmissionPolicyBinding until NewSet attaches it.
+	mapBinding *admissionregistrationv1.MutatingAdmissionPolicyBinding
 }
 
 // Source is the file and document (1-based) a policy came from.

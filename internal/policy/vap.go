@@ -41,17 +41,7 @@ func isVAP(js []byte) (kind string, ok bool) {
 // the defaults the apiserver applies when storing it, and verifies what
 // tollgate supports.
 func decodeVAP(kind string, js []byte) (*Policy, field.ErrorList) {
-	strict := func(v any) field.ErrorList {
-		se, err := sigsjson.UnmarshalStrict(js, v, sigsjson.DisallowUnknownFields)
-		if err != nil {
-			return field.ErrorList{field.Invalid(field.NewPath(""), "", err.Error())}
-		}
-		var errs field.ErrorList
-		for _, e := range se {
-			errs = append(errs, field.Invalid(field.NewPath(""), "", e.Error()))
-		}
-		return errs
-	}
+	strict := func(v any) field.ErrorList { return decodeStrict(js, v) }
 	if kind == "ValidatingAdmissionPolicyBinding" {
 		b := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
 		if errs := strict(b); len(errs) > 0 {
@@ -122,6 +112,20 @@ func decodeVAP(kind string, js []byte) (*Policy, field.ErrorList) {
 		Spec:     Spec{FailurePolicy: failure},
 		VAP:      &VAP{Policy: vap, Validator: compiled},
 	}, nil
+}
+
+// decodeStrict decodes a Kubernetes object, refusing unknown and duplicate
+// fields; sigs.k8s.io/json names the field path of each.
+func decodeStrict(js []byte, v any) field.ErrorList {
+	se, err := sigsjson.UnmarshalStrict(js, v, sigsjson.DisallowUnknownFields)
+	if err != nil {
+		return field.ErrorList{field.Invalid(field.NewPath(""), "", err.Error())}
+	}
+	var errs field.ErrorList
+	for _, e := range se {
+		errs = append(errs, field.Invalid(field.NewPath(""), "", e.Error()))
+	}
+	return errs
 }
 
 // validName checks a policy's or binding's name as the apiserver does: a

@@ -142,6 +142,9 @@ func Build(set *policy.Set, opts Options) (*admissionregistrationv1.MutatingWebh
 }
 
 func mutatingWebhook(g *policy.Group, o *Options) admissionregistrationv1.MutatingWebhook {
+	if g.Kind == policy.GroupMAP {
+		return mapWebhook(g, o)
+	}
 	v := validatingWebhook(g, o)
 	reinvoke := admissionregistrationv1.IfNeededReinvocationPolicy
 	return admissionregistrationv1.MutatingWebhook{

@@ -14,7 +14,6 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8sadmission "k8s.io/apiserver/pkg/admission"
@@ -237,7 +236,7 @@ type lister struct {
 // prepare readies the lister for the namespaceSelector of m.
 func (l *lister) prepare(m *admissionregistrationv1.MatchResources) {
 	l.missed = ""
-	l.namesOnly = m == nil || namesOnly(m.NamespaceSelector)
+	l.namesOnly = m == nil || policy.NamesOnly(m.NamespaceSelector)
 }
 
 // unknown is the error for the namespace the last selector missed, if any.
@@ -246,23 +245,6 @@ func (l *lister) unknown() error {
 		return nil
 	}
 	return fmt.Errorf("namespace %q labels unknown: %s", l.missed, needNamespace)
-}
-
-func namesOnly(s *metav1.LabelSelector) bool {
-	if s == nil {
-		return true
-	}
-	for k := range s.MatchLabels {
-		if k != corev1.LabelMetadataName {
-			return false
-		}
-	}
-	for _, r := range s.MatchExpressions {
-		if r.Key != corev1.LabelMetadataName {
-			return false
-		}
-	}
-	return true
 }
 
 func (l *lister) List(labels.Selector) ([]*corev1.Namespace, error) {

@@ -222,6 +222,10 @@ func applyNative(t *testing.T, docs []byte) {
 			_, err = cluster.client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, o, metav1.CreateOptions{})
 		case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
 			_, err = cluster.client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, o, metav1.CreateOptions{})
+		case *admissionregistrationv1.MutatingAdmissionPolicy:
+			_, err = cluster.client.AdmissionregistrationV1().MutatingAdmissionPolicies().Create(ctx, o, metav1.CreateOptions{})
+		case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
+			_, err = cluster.client.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Create(ctx, o, metav1.CreateOptions{})
 		}
 		if err != nil {
 			t.Fatal(err)

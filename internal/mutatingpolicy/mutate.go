@@ -1,0 +1,157 @@
+// Package mutatingpolicy runs Kubernetes MutatingAdmissionPolicies as the
+// kube-apiserver does: it matches a request against the policy's
+// matchConstraints and each binding's matchResources with the apiserver's
+// own matcher, evaluates the policy's matchConditions, and applies its
+// mutations in order, once per matching binding, with the apiserver's
+// patchers; errors are handled by the policy's failurePolicy and worded as
+// the apiserver words them.
+package mutatingpolicy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8sadmission "k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/matching"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
+	"k8s.io/apiserver/pkg/authentication/user"
+
+	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/cel"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+// Outcome is what a MutatingAdmissionPolicy made of a request.
+type Outcome struct {
+	Matched bool
+	// Object is the object after every mutation, as JSON; set when Changed.
+	Object  []byte
+	Changed bool
+	// Denial is the apiserver's message for the first error the policy's
+	// failurePolicy (Fail) turns into a refusal, with its reason and code.
+	Denial string
+	Reason string
+	Code   int32
+	// Errors are every error met, also those failurePolicy Ignore discards.
+	Errors []string
+}
+
+var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewScheme())
+
+// Mutate runs one MutatingAdmissionPolicy on a request. namespaces says
+// what is known of namespaces; nil when nothing (a namespace then has only
+// the label kubernetes.io/metadata.name): the policy's namespaceSelector is
+// then the apiserver's to apply (the webhook carries it), and a binding
+// whose namespaceSelector reads other labels is an error for the
+// failurePolicy, never a silent "does not apply".
+func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespaces policy.Namespaces) (Outcome, error) {
+	var out Outcome
+	obj, err := cel.RuntimeObject(req.Object())
+	if err != nil || obj == nil {
+		return out, err // nothing to mutate: DELETE, or CONNECT without a body
+	}
+	old, err := cel.RuntimeObject(req.OldObject())
+	if err != nil {
+		return out, err
+	}
+	attrs := k8sadmission.NewAttributesRecord(obj, old, req.Kind, req.Namespace, req.Name, req.Resource, req.SubResource,
+		k8sadmission.Operation(req.Operation), nil, req.DryRun,
+		&user.DefaultInfo{Name: req.UserInfo.Username, UID: req.UserInfo.UID, Groups: req.UserInfo.Groups})
+	matcher := generic.NewPolicyMatcher(matching.NewMatcher(namespaces.Lister(), nil))
+	def := m.Policy
+	// Without cluster access a namespace is known only by its name.
+	blind := namespaces == nil && req.Namespace != "" && !(req.Kind.Kind == "Namespace" && req.Kind.Group == "")
+	matchDef := def
+	if blind {
+		matchDef = withoutNamespaceSelector(def)
+	}
+	var failed []failure
+	matches, resource, kind, err := matcher.DefinitionMatches(attrs, objectInterfaces, mutating.NewMutatingAdmissionPolicyAccessor(matchDef))
+	if err != nil {
+		failed = append(failed, failure{message: "failed to configure policy: " + err.Error()})
+		return out.finish(def, failed), nil
+	}
+	if !matches {
+		return out, nil
+	}
+	var ns *corev1.Namespace
+	if req.Namespace != "" && !(req.Kind.Kind == "Namespace" && req.Kind.Group == "" && req.Kind.Version == "v1") {
+		ns = namespaces.Lookup(req.Namespace)
+	}
+	va := &k8sadmission.VersionedAttributes{Attributes: attrs, VersionedKind: kind,
+		VersionedObject: k8sadmission.NewLazyObject(obj), VersionedOldObject: k8sadmission.NewLazyObject(old)}
+	for _, b := range m.Bindings {
+		if blind && b.Spec.MatchResources != nil && !policy.NamesOnly(b.Spec.MatchResources.NamespaceSelector) {
+			failed = append(failed, failure{binding: b, message: "failed to configure binding: " + errNamespaceLabels})
+			continue
+		}
+		bm, err := matcher.BindingMatches(attrs, objectInterfaces, mutating.NewMutatingAdmissionPolicyBindingAccessor(b))
+		if err != nil {
+			failed = append(failed, failure{binding: b, message: "failed to configure binding: " + err.Error()})
+			continue
+		}
+		if !bm {
+			continue
+		}
+		ok, err := m.Mutator.MatchConditions(ctx, va)
+		if err != nil {
+			failed = append(failed, failure{binding: b, message: err.Error(), reason: metav1.StatusReasonInvalid})
+			continue
+		}
+		if !ok {
+			continue
+		}
+		out.Matched = true
+		for _, err := range m.Mutator.Mutate(ctx, resource, va, ns) {
+			failed = append(failed, failure{binding: b, message: err.Error(), reason: metav1.StatusReasonInvalid})
+		}
+	}
+	after := va.VersionedObject.Object()
+	if !apiequality.Semantic.DeepEqual(obj, after) {
+		if out.Object, err = json.Marshal(after); err != nil {
+			return out, fmt.Errorf("encode mutated object: %w", err)
+		}
+		out.Changed = true
+	}
+	return out.finish(def, failed), nil
+}
+
+// failure is one error of the policy or of a binding.
+type failure struct {
+	binding *admissionregistrationv1.MutatingAdmissionPolicyBinding
+	message string
+	reason  metav1.StatusReason
+}
+
+// finish applies the failure policy: with Fail, the first error refuses
+// the request as the apiserver words it (a 403 whose reason is the
+// error's); with Ignore, errors are only reported.
+func (o Outcome) finish(def *admissionregistrationv1.MutatingAdmissionPolicy, failed []failure) Outcome {
+	for _, f := range failed {
+		o.Errors = append(o.Errors, f.message)
+	}
+	if len(failed) == 0 || *def.Spec.FailurePolicy == admissionregistrationv1.Ignore {
+		return o
+	}
+	f := failed[0]
+	if f.binding != nil {
+		o.Denial = fmt.Sprintf("policy '%s' with binding '%s' denied request: %s", def.Name, f.binding.Name, f.message)
+	} else {
+		o.Denial = fmt.Sprintf("policy %q denied request: %s", def.Name, f.message)
+	}
+	o.Reason = string(f.reason)
+	if o.Reason == "" {
+		o.Reason = string(metav1.StatusReasonForbidden)
+	}
+	o.Code = http.StatusForbidden
+	o.Object, o.Changed = nil, false
+	return o
+}

@@ -1,0 +1,117 @@
+package mutatingpolicy
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+const pod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"NS","labels":{"app":"web"}},
+"spec":{"containers":[{"name":"app","image":"app:1"}]}}`
+
+func podRequest(ns, object string) *admission.Request {
+	req := &admission.Request{
+		UID:       "u",
+		Kind:      schema.GroupVersionKind{Version: "v1", Kind: "Pod"},
+		Resource:  schema.GroupVersionResource{Version: "v1", Resource: "pods"},
+		Name:      "p",
+		Namespace: ns,
+		Operation: admission.Create,
+	}
+	req.SetObjects([]byte(strings.ReplaceAll(object, "NS", ns)), nil)
+	return req
+}
+
+func TestMutate(t *testing.T) {
+	set, err := policy.LoadPath(filepath.Join("testdata", "policies.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*policy.MAP{}
+	for _, p := range set.Policies {
+		byName[p.Name()] = p.MAP
+	}
+	tests := []struct {
+		name, policy, ns, object string
+		// want are JSON values at dotted paths of the mutated object; nil
+		// when it must be unchanged.
+		want       map[string]string
+		denial     string
+		errs       int
+		notMatched bool
+		// namespaces known: namespace team-a has the label team=a; nil
+		// when tollgate has no cluster access.
+		known bool
+	}{
+		{name: "apply merges into a map", policy: "labels", ns: "default", object: pod,
+			want: map[string]string{"metadata.labels": `{"app":"web","team":"platform"}`}},
+		{name: "apply merges into a list by key", policy: "sidecar", ns: "default", object: pod,
+			want: map[string]string{"spec.containers": `[{"image":"app:1","name":"app"},{"image":"proxy:1","name":"proxy"}]`}},
+		{name: "apply merges into a list, existing item kept", policy: "sidecar", ns: "default",
+			object: strings.Replace(pod, `"image":"app:1"}`, `"image":"app:1"},{"name":"proxy","image":"proxy:1","args":["-v"]}`, 1)},
+		{name: "match condition false", policy: "sidecar", ns: "default",
+			object: strings.Replace(pod, `"app":"web"`, `"skip":"yes"`, 1), notMatched: true},
+		{name: "json patch", policy: "jsonpatch", ns: "default", object: pod,
+			want: map[string]string{"spec.containers": `[{"env":[{"name":"MODE","value":"strict"}],"image":"app:1","name":"app"}]`}},
+		{name: "error with failurePolicy Fail", policy: "failing", ns: "default", object: pod, errs: 1,
+			denial: "policy 'failing' with binding 'failing' denied request: JSON Patch: replace operation does not apply: doc is missing path: /spec/missing/field: missing value"},
+		{name: "error with failurePolicy Ignore", policy: "ignored", ns: "default", object: pod, errs: 1},
+		{name: "binding selects namespace", policy: "scoped", ns: "team-a", object: pod,
+			want: map[string]string{"metadata.annotations": `{"scoped":"yes"}`}},
+		{name: "binding does not select namespace", policy: "scoped", ns: "team-b", object: pod, notMatched: true},
+		{name: "binding selects namespace labels", policy: "team-binding", ns: "team-a", object: pod, known: true,
+			want: map[string]string{"metadata.annotations": `{"team":"a"}`}},
+		{name: "binding does not select namespace labels", policy: "team-binding", ns: "team-b", object: pod, known: true, notMatched: true},
+		{name: "binding needs namespace labels tollgate does not have", policy: "team-binding", ns: "team-a", object: pod, errs: 1, notMatched: true,
+			denial: "policy 'team-binding' with binding 'team-binding' denied request: failed to configure binding: " + errNamespaceLabels},
+		{name: "policy namespace selector is the webhook's without namespace labels", policy: "team-policy", ns: "team-a", object: pod,
+			want: map[string]string{"metadata.annotations": `{"team":"a"}`}},
+		{name: "policy namespace selector with namespace labels", policy: "team-policy", ns: "team-b", object: pod, known: true, notMatched: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var namespaces policy.Namespaces
+			if tt.known {
+				namespaces = func(name string) (*corev1.Namespace, bool) {
+					if name == "team-a" {
+						return policy.NamespaceOf(name, map[string]string{"team": "a"}), true
+					}
+					return nil, false
+				}
+			}
+			out, err := Mutate(context.Background(), byName[tt.policy], podRequest(tt.ns, tt.object), namespaces)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Denial != tt.denial || len(out.Errors) != tt.errs || out.Matched == tt.notMatched {
+				t.Fatalf("denial %q errors %q matched %v\nwant %q, %d errors, matched %v", out.Denial, out.Errors, out.Matched, tt.denial, tt.errs, !tt.notMatched)
+			}
+			if out.Changed != (tt.want != nil) {
+				t.Fatalf("changed = %v: %s", out.Changed, out.Object)
+			}
+			var got map[string]any
+			if tt.want != nil {
+				if err := json.Unmarshal(out.Object, &got); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for path, want := range tt.want {
+				var v any = got
+				for _, k := range strings.Split(path, ".") {
+					v = v.(map[string]any)[k]
+				}
+				if js, _ := json.Marshal(v); string(js) != want {
+					t.Errorf("%s = %s, want %s", path, js, want)
+				}
+			}
+		})
+	}
+}

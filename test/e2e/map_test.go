@@ -1,0 +1,363 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/tollgate-dev/tollgate/test/e2e/framework"
+)
+
+// mapNamespaces are where TestMAPDifferential creates its corpus: the
+// apiserver's MutatingAdmissionPolicies bind to the first, tollgate's to the
+// second. Both are labeled for tollgate's own sidecar injection, so Pods are
+// mutated by both tollgate's injection and the policies.
+var mapNamespaces = map[string]string{"map-native": "native", "map-tollgate": "tollgate"}
+
+// TestMAPDifferential applies the same MutatingAdmissionPolicies natively
+// and through tollgate, creates the same corpus in both namespaces, and
+// requires the stored objects to be equal field by field (apart from
+// names and server-set metadata). Then it creates Pods for real and
+// updates them: tollgate's injection and the policies, reinvoked by the
+// apiserver's rules, must neither undo nor repeat each other.
+func TestMAPDifferential(t *testing.T) {
+	ctx := context.Background()
+	requireMAPServed(t)
+	template, err := os.ReadFile("testdata/map-policies.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ns, label := range mapNamespaces {
+		if err := framework.EnsureNamespace(ctx, cluster.client, ns, map[string]string{"mapdiff": label, "sidecar-injection": "enabled"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	applyNative(t, bytes.ReplaceAll(template, []byte("PLACEHOLDER"), []byte("native")))
+	// The configuration's name sorts before tollgate's own ("tollgate"): the
+	// apiserver calls webhook configurations in name order, and runs its own
+	// policies before every webhook.
+	startTollgateWith(t, "map-tollgate", mapGone, bytes.ReplaceAll(template, []byte("PLACEHOLDER"), []byte("tollgate")))
+	waitForMAPs(t)
+
+	corpus := mapCorpus()
+	changed, differ := 0, 0
+	for _, obj := range corpus {
+		name := obj.(metav1.Object).GetName()
+		native, err := createObject(ctx, "map-native", obj, true)
+		if err != nil {
+			t.Errorf("%s: native: %v", name, err)
+			continue
+		}
+		tollgate, err := createObject(ctx, "map-tollgate", obj, true)
+		if err != nil {
+			t.Errorf("%s: tollgate: %v", name, err)
+			continue
+		}
+		if !reflect.DeepEqual(normalized(native), normalized(tollgate)) {
+			differ++
+			n, _ := json.MarshalIndent(normalized(native), "", " ")
+			g, _ := json.MarshalIndent(normalized(tollgate), "", " ")
+			t.Errorf("%s: stored objects differ\nnative:   %s\ntollgate: %s", name, n, g)
+		}
+		if mutatedByPolicies(native) {
+			changed++
+		}
+	}
+	t.Logf("MAP differential: 6 policies, %d objects (12 Pods, 8 Deployments, 6 ConfigMaps, 5 Services), %d mutated by the policies, %d stored differently", len(corpus), changed, differ)
+	if changed != len(corpus) {
+		t.Errorf("only %d of %d objects bear their policy's mark: the policies did not apply", changed, len(corpus))
+	}
+
+	// Stored for real, then updated: each side stable under reinvocation.
+	for _, p := range []*corev1.Pod{
+		mapPod("stable-1", nil, nil),
+		mapPod("stable-2", map[string]string{"team": "a"}, map[string]string{"note": "kept"}, corev1.Container{Name: "proxy", Image: "registry.example.com/proxy:1"}),
+		mapPod("stable-3", map[string]string{"no-proxy": "yes"}, nil, corev1.Container{Name: "worker", Image: "registry.example.com/worker:1"}),
+	} {
+		stored := map[string]*corev1.Pod{}
+		for ns := range mapNamespaces {
+			got := createPod(t, ns, p.DeepCopy())
+			checkStable(t, ns, got)
+			got.Labels["updated"] = "yes"
+			updated, err := cluster.client.CoreV1().Pods(ns).Update(ctx, got, metav1.UpdateOptions{})
+			if err != nil {
+				t.Fatalf("%s/%s: update: %v", ns, p.Name, err)
+			}
+			checkStable(t, ns, updated)
+			stored[ns] = updated
+		}
+		n, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(stored["map-native"])
+		g, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(stored["map-tollgate"])
+		if !reflect.DeepEqual(normalized(n), normalized(g)) {
+			nj, _ := json.Marshal(normalized(n))
+			gj, _ := json.Marshal(normalized(g))
+			t.Errorf("%s: stored Pods differ\nnative:   %s\ntollgate: %s", p.Name, nj, gj)
+		}
+	}
+}
+
+// checkStable requires one of each thing added (tollgate's sidecar, the
+// policy's proxy unless opted out, the toleration) and the container count
+// of the reinvoked policy to be that of the final Pod.
+func checkStable(t *testing.T, ns string, p *corev1.Pod) {
+	t.Helper()
+	names := containerNames(p.Spec.Containers)
+	wantProxy := 1
+	if p.Labels["no-proxy"] != "" {
+		wantProxy = 0
+	}
+	if count(names, func(n string) bool { return n == "sidecar-nginx" }) != 1 || count(names, func(n string) bool { return n == "proxy" }) != wantProxy {
+		t.Errorf("%s/%s: containers %v, want sidecar-nginx once and proxy %d times", ns, p.Name, names, wantProxy)
+	}
+	if got := p.Annotations["example.com/containers"]; got != strconv.Itoa(len(names)) {
+		t.Errorf("%s/%s: example.com/containers = %q, want %d (the reinvoked policy saw an older Pod)", ns, p.Name, got, len(names))
+	}
+	if n := count(p.Spec.Tolerations, func(tl corev1.Toleration) bool { return tl.Key == "dedicated" }); n != 1 {
+		t.Errorf("%s/%s: %d dedicated tolerations, want 1", ns, p.Name, n)
+	}
+	if p.Annotations["tollgate.dev/status"] != "nginx-sidecar" || p.Annotations["example.com/tolerated"] != "true" {
+		t.Errorf("%s/%s: annotations %v", ns, p.Name, p.Annotations)
+	}
+}
+
+// requireMAPServed fails unless the apiserver serves
+// admissionregistration.k8s.io/v1 MutatingAdmissionPolicies.
+func requireMAPServed(t *testing.T) {
+	t.Helper()
+	list, err := cluster.client.Discovery().ServerResourcesForGroupVersion("admissionregistration.k8s.io/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var served []string
+	for _, r := range list.APIResources {
+		served = append(served, r.Name)
+	}
+	if !slices.Contains(served, "mutatingadmissionpolicies") || !slices.Contains(served, "mutatingadmissionpolicybindings") {
+		t.Fatalf("the apiserver does not serve MutatingAdmissionPolicy v1: %v", served)
+	}
+}
+
+// waitForMAPs waits until every policy is in effect on both sides: the
+// apiserver loads policies asynchronously, and the Ignore one is skipped
+// until then.
+func waitForMAPs(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	probes := []runtime.Object{mapPod("probe", nil, nil), mapDeployment("probe", 1, map[string]string{"tier": "frontend"}),
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe"}}, mapService("probe", nil)}
+	ok := func(ns string) error {
+		for _, probe := range probes {
+			got, err := createObject(ctx, ns, probe, true)
+			if err != nil {
+				return err
+			}
+			js, _ := json.Marshal(got)
+			for _, want := range []string{`"proxy"`, `"example.com/containers"`, `"replicas":3`, `"managed-by":"mapdiff"`, `"mesh":"on"`} {
+				if kindHas(got, want) && !bytes.Contains(js, []byte(want)) {
+					return fmt.Errorf("%s: %s not yet in %s", ns, want, js)
+				}
+			}
+		}
+		return nil
+	}
+	var err error
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		if err = ok("map-native"); err == nil {
+			if err = ok("map-tollgate"); err == nil {
+				return
+			}
+		}
+	}
+	t.Fatalf("policies not in effect: %v", err)
+}
+
+// mutatedByPolicies tells whether a stored object bears the mark of the
+// policy that always changes its kind.
+func mutatedByPolicies(obj map[string]any) bool {
+	meta, _ := obj["metadata"].(map[string]any)
+	labels, _ := meta["labels"].(map[string]any)
+	annotations, _ := meta["annotations"].(map[string]any)
+	switch obj["kind"] {
+	case "Pod":
+		return annotations["example.com/containers"] != nil
+	case "Service":
+		return annotations["mesh"] == "on"
+	default:
+		return labels["managed-by"] == "mapdiff"
+	}
+}
+
+// kindHas tells whether a probe of got's kind must show want.
+func kindHas(got map[string]any, want string) bool {
+	switch got["kind"] {
+	case "Pod":
+		return want == `"proxy"` || want == `"example.com/containers"`
+	case "Deployment":
+		return want == `"replicas":3` || want == `"managed-by":"mapdiff"`
+	case "ConfigMap":
+		return want == `"managed-by":"mapdiff"`
+	case "Service":
+		return want == `"mesh":"on"`
+	}
+	return false
+}
+
+// mapGone succeeds once the apiserver no longer calls map-tollgate.
+func mapGone(ctx context.Context) error {
+	_, err := cluster.client.CoreV1().Services("map-tollgate").Create(ctx, mapService("gone", nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	return err
+}
+
+// createObject creates obj in ns (as a dry run when dry) and returns what
+// the apiserver stored, or would.
+func createObject(ctx context.Context, ns string, obj runtime.Object, dry bool) (map[string]any, error) {
+	opts := metav1.CreateOptions{}
+	if dry {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	var out runtime.Object
+	var err error
+	switch o := obj.DeepCopyObject().(type) {
+	case *corev1.Pod:
+		out, err = cluster.client.CoreV1().Pods(ns).Create(ctx, o, opts)
+	case *appsv1.Deployment:
+		out, err = cluster.client.AppsV1().Deployments(ns).Create(ctx, o, opts)
+	case *corev1.ConfigMap:
+		out, err = cluster.client.CoreV1().ConfigMaps(ns).Create(ctx, o, opts)
+	case *corev1.Service:
+		out, err = cluster.client.CoreV1().Services(ns).Create(ctx, o, opts)
+	default:
+		return nil, fmt.Errorf("unexpected %T", obj)
+	}
+	if err != nil {
+		return nil, err
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(out)
+	if err != nil {
+		return nil, err
+	}
+	u["kind"] = reflect.TypeOf(obj).Elem().Name()
+	return u, nil
+}
+
+var randomSuffix = regexp.MustCompile(`kube-api-access-[a-z0-9]+`)
+
+// normalized drops what names the object or is set by the server, and the
+// random suffix of the ServiceAccount volume.
+func normalized(obj map[string]any) map[string]any {
+	js, _ := json.Marshal(obj)
+	js = randomSuffix.ReplaceAll(js, []byte("kube-api-access"))
+	var out map[string]any
+	_ = json.Unmarshal(js, &out)
+	if meta, ok := out["metadata"].(map[string]any); ok {
+		for _, k := range []string{"name", "namespace", "uid", "resourceVersion", "creationTimestamp", "managedFields", "generation"} {
+			delete(meta, k)
+		}
+	}
+	if spec, ok := out["spec"].(map[string]any); ok {
+		delete(spec, "clusterIP") // allocated
+		delete(spec, "clusterIPs")
+	}
+	return out
+}
+
+func mapPod(name string, labels, annotations map[string]string, extra ...corev1.Container) *corev1.Pod {
+	l := map[string]string{"environment": "dev"}
+	for k, v := range labels {
+		l[k] = v
+	}
+	p := framework.Pod(name, l, annotations)
+	p.Spec.Containers = append(p.Spec.Containers, extra...)
+	return p
+}
+
+func mapDeployment(name string, replicas int32, labels map[string]string) *appsv1.Deployment {
+	d := deployment(name, replicas)
+	if labels != nil {
+		d.Labels = labels
+	}
+	return d
+}
+
+func mapService(name string, annotations map[string]string) *corev1.Service {
+	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: annotations},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": name}, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}}}
+}
+
+// mapCorpus: 12 Pods, 8 Deployments, 6 ConfigMaps, 5 Services, each
+// exercising a policy's merge, patch or condition differently.
+func mapCorpus() []runtime.Object {
+	tol := func(key string) corev1.Toleration {
+		return corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}
+	}
+	proxy := func(image string, env ...corev1.EnvVar) corev1.Container {
+		return corev1.Container{Name: "proxy", Image: image, Env: env}
+	}
+	withTolerations := func(p *corev1.Pod, ts ...corev1.Toleration) *corev1.Pod { p.Spec.Tolerations = ts; return p }
+	out := []runtime.Object{
+		mapPod("plain", nil, nil),
+		mapPod("annotated", nil, map[string]string{"a": "b"}),
+		mapPod("opted-out", map[string]string{"no-proxy": "true"}, nil),
+		mapPod("old-proxy", nil, nil, proxy("registry.example.com/proxy:1")),
+		mapPod("proxy-env", nil, nil, proxy("registry.example.com/proxy:1", corev1.EnvVar{Name: "LOG", Value: "debug"}, corev1.EnvVar{Name: "PROXY_MODE", Value: "loose"})),
+		mapPod("two-apps", nil, nil, corev1.Container{Name: "worker", Image: "registry.example.com/worker:1"}),
+		withTolerations(mapPod("tolerating", nil, nil), tol("gpu")),
+		withTolerations(mapPod("tolerating-two", map[string]string{"team": "x"}, nil), tol("gpu"), tol("spot")),
+		mapPod("owned", map[string]string{"team": "payments"}, map[string]string{"example.com/tolerated": "false"}),
+		mapPod("counted", nil, map[string]string{"example.com/containers": "99"}),
+		withTolerations(mapPod("opted-out-tolerating", map[string]string{"no-proxy": "1"}, map[string]string{"x": "y"}), tol("dedicated")),
+		mapPod("many-labels", map[string]string{"a": "1", "b": "2", "managed-by": "someone"}, nil),
+	}
+	for i, d := range []struct {
+		replicas int32
+		labels   map[string]string
+	}{
+		{1, nil}, {1, map[string]string{"tier": "frontend"}}, {2, map[string]string{"tier": "frontend", "team": "web"}},
+		{3, map[string]string{"tier": "frontend"}}, {5, map[string]string{"tier": "frontend"}}, {1, map[string]string{"tier": "backend"}},
+		{0, map[string]string{"tier": "frontend", "managed-by": "helm"}}, {4, map[string]string{"owner": "someone"}},
+	} {
+		out = append(out, mapDeployment(fmt.Sprintf("deploy-%d", i), d.replicas, d.labels))
+	}
+	for i, c := range []struct {
+		labels map[string]string
+		data   map[string]string
+	}{
+		{nil, nil}, {map[string]string{"team": "db"}, nil}, {nil, map[string]string{"k": "v"}},
+		{map[string]string{"managed-by": "other"}, map[string]string{"injected": "no"}}, {map[string]string{"owner": "x", "team": "y"}, map[string]string{"a": "1", "b": "2"}},
+		{map[string]string{"a": "b"}, map[string]string{}},
+	} {
+		out = append(out, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("config-%d", i), Labels: c.labels}, Data: c.data})
+	}
+	svc := func(name string, selector map[string]string) *corev1.Service {
+		s := mapService(name, nil)
+		s.Spec.Selector = selector
+		return s
+	}
+	out = append(out,
+		svc("svc-plain", map[string]string{"app": "web"}),
+		svc("svc-no-selector", nil),
+		svc("svc-mesh-off", map[string]string{"mesh": "off"}),
+		svc("svc-two", map[string]string{"app": "web", "tier": "frontend"}),
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc-headless"}, Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone,
+			Selector: map[string]string{"app": "db"}, Ports: []corev1.ServicePort{{Port: 5432, Protocol: corev1.ProtocolTCP}},
+			PublishNotReadyAddresses: true, SessionAffinity: corev1.ServiceAffinityNone, IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicySingleStack)}},
+	)
+	return out
+}
