@@ -12,8 +12,8 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/exception"
+	"github.com/tollgate-dev/tollgate/internal/external"
 	"github.com/tollgate-dev/tollgate/internal/policy"
-	"github.com/tollgate-dev/tollgate/internal/vap"
 )
 
 // Options configure an Engine.
@@ -33,7 +33,7 @@ type Options struct {
 	Namespaces policy.Namespaces
 	// External gives ValidatingAdmissionPolicies their params and the
 	// authorizer; a policy that needs one that is missing gets an error.
-	External vap.External
+	External external.Sources
 	// Clock is the time PolicyExceptions expire by; the system's unless set.
 	Clock exception.Clock
 }
@@ -43,7 +43,7 @@ type Engine struct {
 	set        *policy.Set
 	excluded   sets.Set[string]
 	namespaces policy.Namespaces
-	external   vap.External
+	external   external.Sources
 	exceptions *exception.Index
 }
 

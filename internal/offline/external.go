@@ -8,10 +8,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tollgate-dev/tollgate/internal/authz"
+	"github.com/tollgate-dev/tollgate/internal/external"
 	"github.com/tollgate-dev/tollgate/internal/manifest"
 	"github.com/tollgate-dev/tollgate/internal/params"
 	"github.com/tollgate-dev/tollgate/internal/policy"
-	"github.com/tollgate-dev/tollgate/internal/vap"
 )
 
 // syncTimeout bounds the wait for the in-memory param informers.
@@ -22,9 +22,9 @@ const syncTimeout = 10 * time.Second
 // params.NewOffline, and an RBAC authorizer when objects hold RBAC objects
 // (without any, every authorizer check errors, naming what is missing).
 // The params store lives until ctx ends.
-func External(ctx context.Context, set *policy.Set, objects []*unstructured.Unstructured) (vap.External, error) {
+func External(ctx context.Context, set *policy.Set, objects []*unstructured.Unstructured) (external.Sources, error) {
 	all := append(append([]*unstructured.Unstructured{}, set.Objects...), objects...)
-	var ext vap.External
+	var ext external.Sources
 	for _, o := range all {
 		if authz.IsRBAC(o) {
 			r, err := authz.NewRBAC(all)
@@ -64,18 +64,18 @@ func Unstructured(objs []*manifest.Object) ([]*unstructured.Unstructured, error)
 
 // ExternalFor is External with the objects of the manifests given and of
 // the files or directories in paramPaths (--params).
-func ExternalFor(ctx context.Context, set *policy.Set, paramPaths []string, manifests []*manifest.Object) (vap.External, error) {
+func ExternalFor(ctx context.Context, set *policy.Set, paramPaths []string, manifests []*manifest.Object) (external.Sources, error) {
 	objs := manifests
 	if len(paramPaths) > 0 {
 		more, err := manifest.Read(paramPaths, nil)
 		if err != nil {
-			return vap.External{}, fmt.Errorf("params: %w", err)
+			return external.Sources{}, fmt.Errorf("params: %w", err)
 		}
 		objs = append(append([]*manifest.Object{}, manifests...), more...)
 	}
 	us, err := Unstructured(objs)
 	if err != nil {
-		return vap.External{}, err
+		return external.Sources{}, err
 	}
 	return External(ctx, set, us)
 }

@@ -41,7 +41,7 @@ func (p *policies) poke() {
 // watchPolicies reloads Config.Policies until ctx ends: a changed, valid
 // set replaces the current one, in the server's routes and for
 // registration; an invalid one is logged and the previous set serves on.
-func (r *replica) watchPolicies(ctx context.Context, srv *server.Server, opts engine.Options, ext *external) {
+func (r *replica) watchPolicies(ctx context.Context, srv *server.Server, opts engine.Options, ext *sources) {
 	if r.cfg.Policies == "" || r.cfg.PolicyReloadInterval <= 0 {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/external"
 	"github.com/tollgate-dev/tollgate/internal/offline"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 	"github.com/tollgate-dev/tollgate/internal/vap"
@@ -47,7 +48,7 @@ func TestParamsAndAuthorizer(t *testing.T) {
 	for _, tc := range []struct {
 		name, policy string
 		req          *admission.Request
-		ext          *vap.External
+		ext          *external.Sources
 		want         vap.Outcome
 	}{
 		{name: "named param in its namespace allows", policy: "max-replicas", req: deployment("team-a", "web", 3, "", "bob"),
@@ -76,7 +77,7 @@ func TestParamsAndAuthorizer(t *testing.T) {
 		{name: "unknown param kind is the policy's configuration error", policy: "unknown-kind", req: deployment("team-a", "web", 1, "", "bob"),
 			want: vap.Outcome{Matched: true, Reason: "Invalid", Code: 422,
 				Denial: "ValidatingAdmissionPolicy 'unknown-kind' denied request: failed to configure policy: failed to find resource referenced by paramKind: 'unknown.example.com/v1, Kind=Thing'"}},
-		{name: "no params source is an error, not a pass", policy: "max-replicas", req: deployment("team-a", "web", 1, "", "bob"), ext: &vap.External{},
+		{name: "no params source is an error, not a pass", policy: "max-replicas", req: deployment("team-a", "web", 1, "", "bob"), ext: &external.Sources{},
 			want: vap.Outcome{Matched: true, Reason: "Invalid", Code: 422,
 				Denial: "ValidatingAdmissionPolicy 'max-replicas' denied request: failed to configure policy: tollgate has no params source: give cluster access (--kubeconfig) or the param objects (--params)"}},
 		{name: "authorizer allows the approver", policy: "approved", req: deployment("team-a", "web", 1, `"approved":"yes"`, "alice"),

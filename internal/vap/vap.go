@@ -25,6 +25,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/cel"
+	"github.com/tollgate-dev/tollgate/internal/external"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -57,7 +58,7 @@ var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewSch
 // with an error naming what is missing. Selectors the apiserver has already
 // applied (a binding's webhook entry) are left out of n by the caller. ext
 // gives the policy's params and the authorizer.
-func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namespaces policy.Namespaces, ext External) (Outcome, error) {
+func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namespaces policy.Namespaces, ext external.Sources) (Outcome, error) {
 	obj, err := cel.RuntimeObject(req.Object())
 	if err != nil {
 		return Outcome{}, err
@@ -105,11 +106,11 @@ func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 		return out, nil
 	}
 	out.Matched = true
-	if err := ext.paramKind(def.Spec.ParamKind); err != nil {
+	if err := ext.ParamKind(def.Spec.ParamKind); err != nil {
 		configError(err, nil)
 		return out.finish(def, denied), nil
 	}
-	authz := ext.authorizer()
+	authz := ext.NewAuthorizer()
 	// namespaceObject, as the apiserver sets it: null for cluster-scoped
 	// requests and for a Namespace itself.
 	var ns *corev1.Namespace
@@ -138,7 +139,7 @@ func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 		if !bm {
 			continue
 		}
-		params, err := ext.collect(def.Spec.ParamKind, b.Spec.ParamRef, req.Namespace)
+		params, err := ext.Collect(def.Spec.ParamKind, b.Spec.ParamRef, req.Namespace)
 		if err != nil {
 			configError(err, b)
 			continue

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/external"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -103,7 +104,7 @@ func namespaces(labels map[string]map[string]string) policy.Namespaces {
 // evaluates checks what Evaluate makes of req, knowing the given namespaces.
 func evaluates(t *testing.T, n *policy.VAP, req *admission.Request, ns map[string]map[string]string, want Outcome) {
 	t.Helper()
-	got, err := Evaluate(context.Background(), n, req, namespaces(ns), External{})
+	got, err := Evaluate(context.Background(), n, req, namespaces(ns), external.Sources{})
 	if err != nil {
 		t.Fatal(err)
 	}

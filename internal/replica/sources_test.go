@@ -27,7 +27,7 @@ func TestExternalWithoutCluster(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	dir := t.TempDir()
-	e := &external{ctx: ctx}
+	e := &sources{ctx: ctx}
 	deny := admissionregistrationv1.DenyAction
 	ref := &admissionregistrationv1.ParamRef{Name: "limits", ParameterNotFoundAction: &deny}
 	kind := &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"}

@@ -1,4 +1,8 @@
-package vap
+// Package external holds what Kubernetes admission policies read beyond
+// the request: the params a binding refers to and the authorizer bound to
+// the CEL variable authorizer, for ValidatingAdmissionPolicies and
+// MutatingAdmissionPolicies alike.
+package external
 
 import (
 	"errors"
@@ -13,11 +17,11 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/params"
 )
 
-// External is what a policy reads beyond the request: its params and the
+// Sources is what a policy reads beyond the request: its params and the
 // authorizer bound to the CEL variable authorizer. Either may be nil; a
 // policy that needs what is missing gets an error naming it, never a
 // guess.
-type External struct {
+type Sources struct {
 	Params     *params.Store
 	Authorizer k8sauthorizer.UnconditionalAuthorizer
 }
@@ -26,7 +30,9 @@ type External struct {
 // tollgate was given nowhere to read params from.
 var errNoParams = errors.New("tollgate has no params source: give cluster access (--kubeconfig) or the param objects (--params)")
 
-func (e External) paramKind(k *admissionregistrationv1.ParamKind) error {
+// ParamKind is nil when a policy's param kind can be read (or it has
+// none), else the configuration error the apiserver would give.
+func (e Sources) ParamKind(k *admissionregistrationv1.ParamKind) error {
 	if k == nil {
 		return nil
 	}
@@ -36,8 +42,8 @@ func (e External) paramKind(k *admissionregistrationv1.ParamKind) error {
 	return e.Params.Kind(k)
 }
 
-// collect resolves a binding's paramRef as the apiserver does.
-func (e External) collect(k *admissionregistrationv1.ParamKind, ref *admissionregistrationv1.ParamRef, namespace string) ([]runtime.Object, error) {
+// Collect resolves a binding's paramRef as the apiserver does.
+func (e Sources) Collect(k *admissionregistrationv1.ParamKind, ref *admissionregistrationv1.ParamRef, namespace string) ([]runtime.Object, error) {
 	if e.Params == nil {
 		if k != nil && ref != nil {
 			return nil, errNoParams
@@ -47,10 +53,10 @@ func (e External) collect(k *admissionregistrationv1.ParamKind, ref *admissionre
 	return e.Params.Collect(k, ref, namespace)
 }
 
-// authorizer is the request's authorizer, caching decisions for the
+// NewAuthorizer is the request's authorizer, caching decisions for the
 // request's lifetime as the apiserver's dispatcher does; without one,
 // every check errors naming what tollgate needs.
-func (e External) authorizer() k8sauthorizer.UnconditionalAuthorizer {
+func (e Sources) NewAuthorizer() k8sauthorizer.UnconditionalAuthorizer {
 	a := e.Authorizer
 	if a == nil {
 		a = authz.None{}

@@ -4,27 +4,27 @@ import (
 	"context"
 
 	"github.com/tollgate-dev/tollgate/internal/authz"
+	"github.com/tollgate-dev/tollgate/internal/external"
 	"github.com/tollgate-dev/tollgate/internal/offline"
 	"github.com/tollgate-dev/tollgate/internal/params"
 	"github.com/tollgate-dev/tollgate/internal/policy"
-	"github.com/tollgate-dev/tollgate/internal/vap"
 )
 
-// external gives policies their params and authorizer. With cluster
+// sources gives policies their params and authorizer. With cluster
 // access: informers of the param kinds in use (kept in step with reloads
 // by follow, /readyz waiting for them) and SubjectAccessReviews. Without:
 // the param and RBAC objects found with the policies, read again on each
 // reload.
-type external struct {
+type sources struct {
 	ctx   context.Context
 	store *params.Store
-	base  vap.External
+	base  external.Sources
 	// stop ends the informers of the previous offline set's params.
 	stop context.CancelFunc
 }
 
-func (r *replica) newExternal(ctx context.Context, cl *cluster) (*external, error) {
-	e := &external{ctx: ctx}
+func (r *replica) newExternal(ctx context.Context, cl *cluster) (*sources, error) {
+	e := &sources{ctx: ctx}
 	if cl == nil {
 		return e, nil
 	}
@@ -37,13 +37,13 @@ func (r *replica) newExternal(ctx context.Context, cl *cluster) (*external, erro
 		return nil, err
 	}
 	e.store = store
-	e.base = vap.External{Params: store, Authorizer: a}
+	e.base = external.Sources{Params: store, Authorizer: a}
 	cl.readyChecks = append(cl.readyChecks, store.Synced)
 	return e, nil
 }
 
-// follow returns the External for a (re)loaded set.
-func (e *external) follow(s *policy.Set) (vap.External, error) {
+// follow returns the Sources for a (re)loaded set.
+func (e *sources) follow(s *policy.Set) (external.Sources, error) {
 	if e.store != nil {
 		e.store.Use(s.ParamKinds())
 		return e.base, nil
