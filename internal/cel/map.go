@@ -6,6 +6,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/client-go/applyconfigurations"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -86,11 +88,11 @@ func CompileMAP(p *admissionregistrationv1.MutatingAdmissionPolicy) (*MAP, field
 
 // MatchConditions evaluates the policy's matchConditions; true without any.
 // An error is the apiserver's, to be handled by the failure policy.
-func (m *MAP) MatchConditions(ctx context.Context, va *k8sadmission.VersionedAttributes) (bool, error) {
+func (m *MAP) MatchConditions(ctx context.Context, va *k8sadmission.VersionedAttributes, param runtime.Object, authz authorizer.UnconditionalAuthorizer) (bool, error) {
 	if m.matcher == nil {
 		return true, nil
 	}
-	res := m.matcher.Match(m.compiler.CreateContext(ctx), va, nil, nil)
+	res := m.matcher.Match(m.compiler.CreateContext(ctx), va, param, authz)
 	if res.Error != nil {
 		return false, res.Error
 	}
@@ -100,7 +102,9 @@ func (m *MAP) MatchConditions(ctx context.Context, va *k8sadmission.VersionedAtt
 // Mutate runs every mutation in order on va's object, updating it as the
 // apiserver's dispatcher does: a mutation that fails is reported and the
 // next one runs on the object as it was.
-func (m *MAP) Mutate(ctx context.Context, matched schema.GroupVersionResource, va *k8sadmission.VersionedAttributes, ns *corev1.Namespace) []error {
+// param is the binding's param (nil without paramKind) and authz the
+// request's authorizer, bound to the variables params and authorizer.
+func (m *MAP) Mutate(ctx context.Context, matched schema.GroupVersionResource, va *k8sadmission.VersionedAttributes, ns *corev1.Namespace, param runtime.Object, authz authorizer.UnconditionalAuthorizer) []error {
 	ctx = m.compiler.CreateContext(ctx)
 	var errs []error
 	for _, pt := range m.patchers {
@@ -111,6 +115,7 @@ func (m *MAP) Mutate(ctx context.Context, matched schema.GroupVersionResource, v
 			MatchedResource:     matched,
 			VersionedAttributes: va,
 			ObjectInterfaces:    objectInterfaces,
+			OptionalVariables:   plugincel.OptionalVariableBindings{VersionedParams: param, Authorizer: authz},
 			Namespace:           ns,
 			TypeConverter:       builtinTypes(),
 		}, celconfig.RuntimeCELCostBudget)

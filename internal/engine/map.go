@@ -16,7 +16,7 @@ import (
 // first, so a patch the apiserver could not apply is never sent.
 func (e *Engine) mutateMAP(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
 	p := g.Policies[0]
-	out, err := mutatingpolicy.Mutate(ctx, p.MAP, req, e.namespaces)
+	out, err := mutatingpolicy.Mutate(ctx, p.MAP, req, e.namespaces, e.external)
 	if err != nil {
 		return errorAll(g, admission.BadRequest(err))
 	}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/cel"
+	"github.com/tollgate-dev/tollgate/internal/external"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -52,7 +53,11 @@ var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewSch
 // then the apiserver's to apply (the webhook carries it), and a binding
 // whose namespaceSelector reads other labels is an error for the
 // failurePolicy, never a silent "does not apply".
-func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespaces policy.Namespaces) (Outcome, error) {
+//
+// ext gives the policy its params, collected per binding as the apiserver
+// collects them (every param a selector matches is an invocation of its
+// own), and the authorizer.
+func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespaces policy.Namespaces, ext external.Sources) (Outcome, error) {
 	var out Outcome
 	obj, err := cel.RuntimeObject(req.Object())
 	if err != nil || obj == nil {
@@ -82,6 +87,11 @@ func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespac
 	if !matches {
 		return out, nil
 	}
+	if err := ext.ParamKind(def.Spec.ParamKind); err != nil {
+		failed = append(failed, failure{message: "failed to configure policy: " + err.Error()})
+		return out.finish(def, failed), nil
+	}
+	authz := ext.NewAuthorizer()
 	var ns *corev1.Namespace
 	if req.Namespace != "" && !(req.Kind.Kind == "Namespace" && req.Kind.Group == "" && req.Kind.Version == "v1") {
 		ns = namespaces.Lookup(req.Namespace)
@@ -101,17 +111,24 @@ func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespac
 		if !bm {
 			continue
 		}
-		ok, err := m.Mutator.MatchConditions(ctx, va)
+		params, err := ext.Collect(def.Spec.ParamKind, b.Spec.ParamRef, req.Namespace)
 		if err != nil {
-			failed = append(failed, failure{binding: b, message: err.Error(), reason: metav1.StatusReasonInvalid})
+			failed = append(failed, failure{binding: b, message: "failed to configure binding: " + err.Error()})
 			continue
 		}
-		if !ok {
-			continue
-		}
-		out.Matched = true
-		for _, err := range m.Mutator.Mutate(ctx, resource, va, ns) {
-			failed = append(failed, failure{binding: b, message: err.Error(), reason: metav1.StatusReasonInvalid})
+		for _, param := range params {
+			ok, err := m.Mutator.MatchConditions(ctx, va, param, authz)
+			if err != nil {
+				failed = append(failed, failure{binding: b, message: err.Error(), reason: metav1.StatusReasonInvalid})
+				continue
+			}
+			if !ok {
+				continue
+			}
+			out.Matched = true
+			for _, err := range m.Mutator.Mutate(ctx, resource, va, ns, param, authz) {
+				failed = append(failed, failure{binding: b, message: err.Error(), reason: metav1.StatusReasonInvalid})
+			}
 		}
 	}
 	after := va.VersionedObject.Object()

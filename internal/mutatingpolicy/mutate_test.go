@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/external"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -87,7 +88,7 @@ func TestMutate(t *testing.T) {
 					return nil, false
 				}
 			}
-			out, err := Mutate(context.Background(), byName[tt.policy], podRequest(tt.ns, tt.object), namespaces)
+			out, err := Mutate(context.Background(), byName[tt.policy], podRequest(tt.ns, tt.object), namespaces, external.Sources{})
 			if err != nil {
 				t.Fatal(err)
 			}

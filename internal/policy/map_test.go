@@ -51,8 +51,9 @@ func TestMAPRejects(t *testing.T) {
 	tests := []struct {
 		name, doc, want string
 	}{
-		{"params", policy(rules + apply + "  paramKind: {apiVersion: v1, kind: ConfigMap}\n"), `MutatingAdmissionPolicy "m": spec.paramKind: Forbidden: ` + errParams},
-		{"binding params", binding("{policyName: m, paramRef: {name: p, parameterNotFoundAction: Deny}}"), `MutatingAdmissionPolicyBinding "b": spec.paramRef: Forbidden: ` + errParams},
+		{"param kind without kind", policy(rules + apply + "  paramKind: {apiVersion: v1}\n"), `MutatingAdmissionPolicy "m": spec.paramKind.kind: Required value`},
+		{"param ref without name or selector", binding("{policyName: m, paramRef: {parameterNotFoundAction: Deny}}"), `MutatingAdmissionPolicyBinding "b": spec.paramRef: Required value: one of name or selector must be specified`},
+		{"param ref without not-found action", binding("{policyName: m, paramRef: {name: p}}"), `MutatingAdmissionPolicyBinding "b": spec.paramRef.parameterNotFoundAction: Required value`},
 		{"binding without policy name", binding("{}"), "spec.policyName: Required value"},
 		{"no match constraints", policy(apply), "spec.matchConstraints: Required value"},
 		{"no rules", policy("  matchConstraints: {}\n" + apply), "spec.matchConstraints.resourceRules: Required value"},

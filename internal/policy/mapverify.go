@@ -6,19 +6,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// errParams is tollgate's refusal of parameterized MutatingAdmissionPolicies.
-const errParams = "parameters are not supported by tollgate for MutatingAdmissionPolicies yet"
-
 // verifyMAP refuses, as the apiserver does, a MutatingAdmissionPolicy it
-// would not store, and what tollgate cannot run (parameters).
+// would not store.
 func verifyMAP(m *admissionregistrationv1.MutatingAdmissionPolicy) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	s := &m.Spec
 	errs = append(errs, validName(m.Name)...)
-	if s.ParamKind != nil {
-		errs = append(errs, field.Forbidden(spec.Child("paramKind"), errParams))
-	}
+	errs = append(errs, validateParamKind(s.ParamKind, spec.Child("paramKind"))...)
 	if s.MatchConstraints == nil {
 		errs = append(errs, field.Required(spec.Child("matchConstraints"), ""))
 	} else {
@@ -98,8 +93,7 @@ func verifyNamed(path *field.Path, list []admissionregistrationv1.Variable, miss
 	return errs
 }
 
-// verifyMAPBinding refuses a binding the apiserver would not store, and a
-// paramRef, which tollgate cannot resolve for MutatingAdmissionPolicies yet.
+// verifyMAPBinding refuses a binding the apiserver would not store.
 func verifyMAPBinding(b *admissionregistrationv1.MutatingAdmissionPolicyBinding) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
@@ -107,9 +101,7 @@ func verifyMAPBinding(b *admissionregistrationv1.MutatingAdmissionPolicyBinding)
 	if b.Spec.PolicyName == "" {
 		errs = append(errs, field.Required(spec.Child("policyName"), ""))
 	}
-	if b.Spec.ParamRef != nil {
-		errs = append(errs, field.Forbidden(spec.Child("paramRef"), errParams))
-	}
+	errs = append(errs, validateParamRef(b.Spec.ParamRef, spec.Child("paramRef"))...)
 	if b.Spec.MatchResources != nil {
 		errs = append(errs, verifyMAPRules(b.Spec.MatchResources, spec.Child("matchResources"), false)...)
 	}

@@ -59,14 +59,21 @@ func (s *Set) ParamKinds() []schema.GroupVersionKind {
 	seen := map[schema.GroupVersionKind]bool{}
 	var out []schema.GroupVersionKind
 	for _, p := range s.Policies {
-		if p.VAP == nil || p.VAP.Policy.Spec.ParamKind == nil {
+		var k *admissionregistrationv1.ParamKind
+		switch {
+		case p.VAP != nil:
+			k = p.VAP.Policy.Spec.ParamKind
+		case p.MAP != nil:
+			k = p.MAP.Policy.Spec.ParamKind
+		}
+		if k == nil {
 			continue
 		}
-		gv, err := schema.ParseGroupVersion(p.VAP.Policy.Spec.ParamKind.APIVersion)
+		gv, err := schema.ParseGroupVersion(k.APIVersion)
 		if err != nil {
 			continue
 		}
-		gvk := gv.WithKind(p.VAP.Policy.Spec.ParamKind.Kind)
+		gvk := gv.WithKind(k.Kind)
 		if !seen[gvk] {
 			seen[gvk] = true
 			out = append(out, gvk)

@@ -17,6 +17,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -49,6 +50,7 @@ func TestMAPDifferential(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	createMAPParams(t)
 	applyNative(t, bytes.ReplaceAll(template, []byte("PLACEHOLDER"), []byte("native")))
 	// The configuration's name sorts before tollgate's own ("tollgate"): the
 	// apiserver calls webhook configurations in name order, and runs its own
@@ -80,7 +82,7 @@ func TestMAPDifferential(t *testing.T) {
 			changed++
 		}
 	}
-	t.Logf("MAP differential: 6 policies, %d objects (12 Pods, 8 Deployments, 6 ConfigMaps, 5 Services), %d mutated by the policies, %d stored differently", len(corpus), changed, differ)
+	t.Logf("MAP differential: 8 policies (2 with params), %d objects (12 Pods, 8 Deployments, 6 ConfigMaps, 5 Services), %d mutated by the policies, %d stored differently", len(corpus), changed, differ)
 	if changed != len(corpus) {
 		t.Errorf("only %d of %d objects bear their policy's mark: the policies did not apply", changed, len(corpus))
 	}
@@ -109,6 +111,32 @@ func TestMAPDifferential(t *testing.T) {
 			nj, _ := json.Marshal(normalized(n))
 			gj, _ := json.Marshal(normalized(g))
 			t.Errorf("%s: stored Pods differ\nnative:   %s\ntollgate: %s", p.Name, nj, gj)
+		}
+	}
+}
+
+// createMAPParams creates the params of the parameterized policies before
+// any policy is in force: map-region in each test namespace (a different
+// region each: the stored objects are compared with it replaced), and two
+// defaults in map-params, with one that no selector matches.
+func createMAPParams(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	if err := framework.EnsureNamespace(ctx, cluster.client, "map-params", nil); err != nil {
+		t.Fatal(err)
+	}
+	cms := []*corev1.ConfigMap{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "map-native", Name: "map-region"}, Data: map[string]string{"region": "eu-west"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "map-tollgate", Name: "map-region"}, Data: map[string]string{"region": "eu-west"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "map-params", Name: "default-owner", Labels: map[string]string{"mapdiff-default": "yes"}},
+			Data: map[string]string{"key": "example.com/owner", "value": "platform"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "map-params", Name: "default-tier", Labels: map[string]string{"mapdiff-default": "yes"}},
+			Data: map[string]string{"key": "tier", "value": "standard"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "map-params", Name: "not-a-default"}, Data: map[string]string{"key": "never", "value": "set"}},
+	}
+	for _, cm := range cms {
+		if _, err := cluster.client.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
 		}
 	}
 }
@@ -169,7 +197,8 @@ func waitForMAPs(t *testing.T) {
 				return err
 			}
 			js, _ := json.Marshal(got)
-			for _, want := range []string{`"proxy"`, `"example.com/containers"`, `"replicas":3`, `"managed-by":"mapdiff"`, `"mesh":"on"`} {
+			for _, want := range []string{`"proxy"`, `"example.com/containers"`, `"replicas":3`, `"managed-by":"mapdiff"`, `"mesh":"on"`,
+				`"example.com/region":"eu-west"`, `"tier":"standard"`, `"example.com/owner":"platform"`} {
 				if kindHas(got, want) && !bytes.Contains(js, []byte(want)) {
 					return fmt.Errorf("%s: %s not yet in %s", ns, want, js)
 				}
@@ -198,7 +227,9 @@ func mutatedByPolicies(obj map[string]any) bool {
 	case "Pod":
 		return annotations["example.com/containers"] != nil
 	case "Service":
-		return annotations["mesh"] == "on"
+		return annotations["mesh"] == "on" && labels["tier"] == "standard" && labels["example.com/owner"] == "platform" && labels["never"] == nil
+	case "Deployment":
+		return labels["managed-by"] == "mapdiff" && annotations["example.com/region"] == "eu-west"
 	default:
 		return labels["managed-by"] == "mapdiff"
 	}
@@ -210,11 +241,11 @@ func kindHas(got map[string]any, want string) bool {
 	case "Pod":
 		return want == `"proxy"` || want == `"example.com/containers"`
 	case "Deployment":
-		return want == `"replicas":3` || want == `"managed-by":"mapdiff"`
+		return want == `"replicas":3` || want == `"managed-by":"mapdiff"` || want == `"example.com/region":"eu-west"`
 	case "ConfigMap":
 		return want == `"managed-by":"mapdiff"`
 	case "Service":
-		return want == `"mesh":"on"`
+		return want == `"mesh":"on"` || want == `"tier":"standard"` || want == `"example.com/owner":"platform"`
 	}
 	return false
 }

@@ -17,8 +17,7 @@ import (
 
 // TestMAPValidationDifferential: every MutatingAdmissionPolicy or binding
 // tollgate refuses at load (testdata/map-invalid.yaml) is refused by the
-// apiserver too. (tollgate also refuses paramKind and paramRef, which the
-// apiserver accepts: those are tollgate's limits, not in this corpus.)
+// apiserver too.
 func TestMAPValidationDifferential(t *testing.T) {
 	requireMAPServed(t)
 	data, err := os.ReadFile("testdata/map-invalid.yaml")
