@@ -109,30 +109,3 @@ func defaultMAP(m *admissionregistrationv1.MutatingAdmissionPolicy) {
 	}
 	defaultMatchResources(s.MatchConstraints)
 }
-
-// attachMAPBindings gives each MutatingAdmissionPolicy its bindings; a
-// binding naming a policy that is not loaded is an error, since it would
-// silently do nothing.
-func attachMAPBindings(policies []*Policy) ([]*Policy, []error) {
-	byName := map[string]*Policy{}
-	for _, p := range policies {
-		if p.MAP != nil {
-			byName[p.Name()] = p
-		}
-	}
-	var out []*Policy
-	var errs []error
-	for _, p := range policies {
-		if p.mapBinding == nil {
-			out = append(out, p)
-			continue
-		}
-		target, ok := byName[p.mapBinding.Spec.PolicyName]
-		if !ok {
-			errs = append(errs, fmt.Errorf("%s: MutatingAdmissionPolicyBinding %q: spec.policyName: MutatingAdmissionPolicy %q is not loaded", p.Source, p.Name(), p.mapBinding.Spec.PolicyName))
-			continue
-		}
-		target.MAP.Bindings = append(target.MAP.Bindings, p.mapBinding)
-	}
-	return out, errs
-}

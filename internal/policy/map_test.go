@@ -83,7 +83,14 @@ func TestMAPRejects(t *testing.T) {
 			}
 		})
 	}
-	ps, err := Parse("m.yaml", []byte(binding("{policyName: missing}")))
+	ps, err := Parse("m.yaml", []byte(policy(rules+apply)+"---\n"+binding("{policyName: m}")+"---\n"+binding("{policyName: m}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewSet(ps); err == nil || !strings.Contains(err.Error(), `duplicate MutatingAdmissionPolicyBinding name "b"`) {
+		t.Errorf("duplicate binding: %v", err)
+	}
+	ps, err = Parse("m.yaml", []byte(binding("{policyName: missing}")))
 	if err != nil {
 		t.Fatal(err)
 	}

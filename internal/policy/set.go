@@ -24,8 +24,8 @@ type Set struct {
 // injection policies add a container (or init container) or volume of the
 // same name. The policies are grouped into webhook entries.
 func NewSet(policies []*Policy) (*Set, error) {
-	policies, errs := attachBindings(policies)
-	policies, mapErrs := attachMAPBindings(policies)
+	policies, errs := attachBindings(policies, vapBindings)
+	policies, mapErrs := attachBindings(policies, mapBindings)
 	errs = append(errs, mapErrs...)
 	byName := map[string]*Policy{}
 	containers := map[string]*Policy{}

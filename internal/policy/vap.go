@@ -2,7 +2,6 @@ package policy
 
 import (
 	"encoding/json"
-	"fmt"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -167,37 +166,4 @@ func defaultMatchResources(m *admissionregistrationv1.MatchResources) {
 			}
 		}
 	}
-}
-
-// attachBindings gives each ValidatingAdmissionPolicy its bindings; a binding
-// naming a policy that is not loaded is an error, since it would silently do
-// nothing.
-func attachBindings(policies []*Policy) ([]*Policy, []error) {
-	byName := map[string]*Policy{}
-	for _, p := range policies {
-		if p.VAP != nil {
-			byName[p.Name()] = p
-		}
-	}
-	var out []*Policy
-	var errs []error
-	seen := map[string]*Policy{}
-	for _, p := range policies {
-		if p.binding == nil {
-			out = append(out, p)
-			continue
-		}
-		if prev, ok := seen[p.Name()]; ok {
-			errs = append(errs, fmt.Errorf("%s: metadata.name: duplicate ValidatingAdmissionPolicyBinding name %q, first defined in %s", p.Source, p.Name(), prev.Source))
-			continue
-		}
-		seen[p.Name()] = p
-		target, ok := byName[p.binding.Spec.PolicyName]
-		if !ok {
-			errs = append(errs, fmt.Errorf("%s: ValidatingAdmissionPolicyBinding %q: spec.policyName: ValidatingAdmissionPolicy %q is not loaded", p.Source, p.Name(), p.binding.Spec.PolicyName))
-			continue
-		}
-		target.VAP.Bindings = append(target.VAP.Bindings, p.binding)
-	}
-	return out, errs
 }

@@ -1,0 +1,75 @@
+package policy
+
+import "fmt"
+
+// bindingKind is one kind of Kubernetes admission policy binding: how to
+// tell its policies and bindings among loaded documents, and how to attach
+// a binding to its policy.
+type bindingKind struct {
+	policy, binding string // kind names, for messages
+	isPolicy        func(*Policy) bool
+	// policyName is the binding's spec.policyName; false when p is not a
+	// binding of this kind.
+	policyName func(p *Policy) (string, bool)
+	attach     func(target, binding *Policy)
+}
+
+var (
+	vapBindings = bindingKind{
+		policy: "ValidatingAdmissionPolicy", binding: "ValidatingAdmissionPolicyBinding",
+		isPolicy: func(p *Policy) bool { return p.VAP != nil },
+		policyName: func(p *Policy) (string, bool) {
+			if p.binding == nil {
+				return "", false
+			}
+			return p.binding.Spec.PolicyName, true
+		},
+		attach: func(target, b *Policy) { target.VAP.Bindings = append(target.VAP.Bindings, b.binding) },
+	}
+	mapBindings = bindingKind{
+		policy: "MutatingAdmissionPolicy", binding: "MutatingAdmissionPolicyBinding",
+		isPolicy: func(p *Policy) bool { return p.MAP != nil },
+		policyName: func(p *Policy) (string, bool) {
+			if p.mapBinding == nil {
+				return "", false
+			}
+			return p.mapBinding.Spec.PolicyName, true
+		},
+		attach: func(target, b *Policy) { target.MAP.Bindings = append(target.MAP.Bindings, b.mapBinding) },
+	}
+)
+
+// attachBindings gives each policy of k's kind its bindings and returns the
+// other documents. Binding names are unique, as in a cluster; a binding
+// naming a policy that is not loaded is an error, since it would silently
+// do nothing.
+func attachBindings(policies []*Policy, k bindingKind) ([]*Policy, []error) {
+	byName := map[string]*Policy{}
+	for _, p := range policies {
+		if k.isPolicy(p) {
+			byName[p.Name()] = p
+		}
+	}
+	var out []*Policy
+	var errs []error
+	seen := map[string]*Policy{}
+	for _, p := range policies {
+		name, ok := k.policyName(p)
+		if !ok {
+			out = append(out, p)
+			continue
+		}
+		if prev, ok := seen[p.Name()]; ok {
+			errs = append(errs, fmt.Errorf("%s: metadata.name: duplicate %s name %q, first defined in %s", p.Source, k.binding, p.Name(), prev.Source))
+			continue
+		}
+		seen[p.Name()] = p
+		target, ok := byName[name]
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s: %s %q: spec.policyName: %s %q is not loaded", p.Source, k.binding, p.Name(), k.policy, name))
+			continue
+		}
+		k.attach(target, p)
+	}
+	return out, errs
+}
