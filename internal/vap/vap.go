@@ -73,42 +73,29 @@ func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 	nsLister := &lister{namespaces: namespaces}
 	matcher := generic.NewPolicyMatcher(matching.NewMatcher(nsLister, nil))
 	def := n.Policy
-	var out Outcome
-	var denied []denial
-	configError := func(err error, binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
-		if *def.Spec.FailurePolicy == admissionregistrationv1.Ignore {
-			return
+	e := &evaluation{def: def, audit: map[string]string{}}
+	// matchError is an error of the matcher: undecided when it came from a
+	// namespace tollgate does not know, else a configuration error.
+	matchError := func(err error, binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+		if nsErr := nsLister.unknown(); nsErr != nil {
+			e.undecided(nsErr, binding)
+		} else {
+			e.configError(err, binding)
 		}
-		what := "policy"
-		if binding != nil {
-			what = "binding"
-		}
-		denied = append(denied, denial{binding: binding, message: fmt.Sprintf("failed to configure %s: %v", what, err)})
-	}
-	undecided := func(err error, binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
-		if *def.Spec.FailurePolicy == admissionregistrationv1.Ignore {
-			out.Undecided = append(out.Undecided, err.Error())
-			return
-		}
-		denied = append(denied, denial{binding: binding, message: err.Error()})
 	}
 	nsLister.prepare(def.Spec.MatchConstraints)
 	matches, resource, kind, err := matcher.DefinitionMatches(attrs, objectInterfaces, validating.NewValidatingAdmissionPolicyAccessor(def))
 	if err != nil {
-		if nsErr := nsLister.unknown(); nsErr != nil {
-			undecided(nsErr, nil)
-		} else {
-			configError(err, nil)
-		}
-		return out.finish(def, denied), nil
+		matchError(err, nil)
+		return e.finish(), nil
 	}
 	if !matches {
-		return out, nil
+		return e.out, nil
 	}
-	out.Matched = true
+	e.out.Matched = true
 	if err := ext.ParamKind(def.Spec.ParamKind); err != nil {
-		configError(err, nil)
-		return out.finish(def, denied), nil
+		e.configError(err, nil)
+		return e.finish(), nil
 	}
 	authz := ext.NewAuthorizer()
 	// namespaceObject, as the apiserver sets it: null for cluster-scoped
@@ -123,17 +110,11 @@ func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 	}
 	va := &k8sadmission.VersionedAttributes{Attributes: attrs, VersionedKind: kind,
 		VersionedObject: k8sadmission.NewLazyObject(obj), VersionedOldObject: k8sadmission.NewLazyObject(old)}
-	audit := map[string]string{}
-	var failures []failure
 	for _, b := range n.Bindings {
 		nsLister.prepare(b.Spec.MatchResources)
 		bm, err := matcher.BindingMatches(attrs, objectInterfaces, validating.NewValidatingAdmissionPolicyBindingAccessor(b))
 		if err != nil {
-			if nsErr := nsLister.unknown(); nsErr != nil {
-				undecided(nsErr, b)
-			} else {
-				configError(err, b)
-			}
+			matchError(err, b)
 			continue
 		}
 		if !bm {
@@ -141,49 +122,90 @@ func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 		}
 		params, err := ext.Collect(def.Spec.ParamKind, b.Spec.ParamRef, req.Namespace)
 		if err != nil {
-			configError(err, b)
+			e.configError(err, b)
 			continue
 		}
 		if !nsKnown && len(params) > 0 && n.Validator.UsesNamespaceObject {
-			undecided(fmt.Errorf("namespaceObject: namespace %q unknown: %s", req.Namespace, needNamespace), b)
+			e.undecided(fmt.Errorf("namespaceObject: namespace %q unknown: %s", req.Namespace, needNamespace), b)
 			continue
 		}
 		for _, param := range params {
-			res := n.Validator.Validate(ctx, resource, va, param, ns, authz)
-			for i, d := range res.Decisions {
-				if d.Action != validating.ActionDeny {
-					continue
-				}
-				out.Failures = append(out.Failures, d.Message)
-				for _, action := range b.Spec.ValidationActions {
-					switch action {
-					case admissionregistrationv1.Deny:
-						denied = append(denied, denial{binding: b, message: d.Message, reason: string(d.Reason)})
-					case admissionregistrationv1.Warn:
-						out.Warnings = append(out.Warnings, fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", def.Name, b.Name, d.Message))
-					case admissionregistrationv1.Audit:
-						failures = append(failures, failure{Message: d.Message, Policy: def.Name, Binding: b.Name, ExpressionIndex: i, ValidationActions: b.Spec.ValidationActions})
-					}
-				}
-			}
-			for _, a := range res.AuditAnnotations {
-				switch a.Action {
-				case validating.AuditAnnotationActionPublish:
-					audit[def.Name+"/"+a.Key] = a.Value
-				case validating.AuditAnnotationActionError:
-					denied = append(denied, denial{binding: b, message: a.Error})
-				}
+			e.record(b, n.Validator.Validate(ctx, resource, va, param, ns, authz))
+		}
+	}
+	return e.finish(), nil
+}
+
+// evaluation gathers what one policy's bindings decided about a request.
+type evaluation struct {
+	def      *admissionregistrationv1.ValidatingAdmissionPolicy
+	out      Outcome
+	denied   []denial
+	failures []failure
+	audit    map[string]string
+}
+
+// configError is a configuration error of the policy (binding nil) or of a
+// binding, denied under failurePolicy Fail as the apiserver words it.
+func (e *evaluation) configError(err error, binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+	if *e.def.Spec.FailurePolicy == admissionregistrationv1.Ignore {
+		return
+	}
+	what := "policy"
+	if binding != nil {
+		what = "binding"
+	}
+	e.denied = append(e.denied, denial{binding: binding, message: fmt.Sprintf("failed to configure %s: %v", what, err)})
+}
+
+// undecided is what tollgate could not evaluate, named by err: denied
+// under failurePolicy Fail, reported under Ignore; never "does not apply".
+func (e *evaluation) undecided(err error, binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+	if *e.def.Spec.FailurePolicy == admissionregistrationv1.Ignore {
+		e.out.Undecided = append(e.out.Undecided, err.Error())
+		return
+	}
+	e.denied = append(e.denied, denial{binding: binding, message: err.Error()})
+}
+
+// record acts on a validation result by the binding's validationActions.
+func (e *evaluation) record(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding, res validating.ValidateResult) {
+	for i, d := range res.Decisions {
+		if d.Action != validating.ActionDeny {
+			continue
+		}
+		e.out.Failures = append(e.out.Failures, d.Message)
+		for _, action := range b.Spec.ValidationActions {
+			switch action {
+			case admissionregistrationv1.Deny:
+				e.denied = append(e.denied, denial{binding: b, message: d.Message, reason: string(d.Reason)})
+			case admissionregistrationv1.Warn:
+				e.out.Warnings = append(e.out.Warnings, fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", e.def.Name, b.Name, d.Message))
+			case admissionregistrationv1.Audit:
+				e.failures = append(e.failures, failure{Message: d.Message, Policy: e.def.Name, Binding: b.Name, ExpressionIndex: i, ValidationActions: b.Spec.ValidationActions})
 			}
 		}
 	}
-	if len(failures) > 0 {
-		v, _ := json.Marshal(failures)
-		audit["validation.policy.admission.k8s.io/validation_failure"] = string(v)
+	for _, a := range res.AuditAnnotations {
+		switch a.Action {
+		case validating.AuditAnnotationActionPublish:
+			e.audit[e.def.Name+"/"+a.Key] = a.Value
+		case validating.AuditAnnotationActionError:
+			e.denied = append(e.denied, denial{binding: b, message: a.Error})
+		}
 	}
-	if len(audit) > 0 {
-		out.AuditAnnotations = audit
+}
+
+// finish adds the audit annotations and words the first denial.
+func (e *evaluation) finish() Outcome {
+	if len(e.failures) > 0 {
+		v, _ := json.Marshal(e.failures)
+		e.audit["validation.policy.admission.k8s.io/validation_failure"] = string(v)
 	}
-	return out.finish(def, denied), nil
+	if len(e.audit) > 0 {
+		e.out.AuditAnnotations = e.audit
+	}
+	return e.out.finish(e.def, e.denied)
 }
 
 type denial struct {
