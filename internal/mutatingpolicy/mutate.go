@@ -22,7 +22,6 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/matching"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
-	"k8s.io/apiserver/pkg/authentication/user"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/cel"
@@ -59,24 +58,18 @@ var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewSch
 // own), and the authorizer.
 func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespaces policy.Namespaces, ext external.Sources) (Outcome, error) {
 	var out Outcome
-	obj, err := cel.RuntimeObject(req.Object())
-	if err != nil || obj == nil {
+	attrs, err := cel.Attributes(req)
+	if err != nil || attrs.GetObject() == nil {
 		return out, err // nothing to mutate: DELETE, or CONNECT without a body
 	}
-	old, err := cel.RuntimeObject(req.OldObject())
-	if err != nil {
-		return out, err
-	}
-	attrs := k8sadmission.NewAttributesRecord(obj, old, req.Kind, req.Namespace, req.Name, req.Resource, req.SubResource,
-		k8sadmission.Operation(req.Operation), nil, req.DryRun,
-		&user.DefaultInfo{Name: req.UserInfo.Username, UID: req.UserInfo.UID, Groups: req.UserInfo.Groups})
+	obj, old := attrs.GetObject(), attrs.GetOldObject()
 	matcher := generic.NewPolicyMatcher(matching.NewMatcher(namespaces.Lister(), nil))
 	def := m.Policy
 	// Without cluster access a namespace is known only by its name.
 	blind := namespaces == nil && req.Namespace != "" && !(req.Kind.Kind == "Namespace" && req.Kind.Group == "")
 	matchDef := def
 	if blind {
-		matchDef = withoutNamespaceSelector(def)
+		matchDef = m.AnyNamespace
 	}
 	var failed []failure
 	matches, resource, kind, err := matcher.DefinitionMatches(attrs, objectInterfaces, mutating.NewMutatingAdmissionPolicyAccessor(matchDef))

@@ -1,6 +1,19 @@
 package policy
 
-import "fmt"
+import (
+	"fmt"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+)
+
+// failurePolicyOf is a Kubernetes admission policy's failurePolicy
+// (defaulted when loaded) as tollgate's.
+func failurePolicyOf(f admissionregistrationv1.FailurePolicyType) FailurePolicy {
+	if f == admissionregistrationv1.Ignore {
+		return Ignore
+	}
+	return Fail
+}
 
 // bindingKind is one kind of Kubernetes admission policy binding: how to
 // tell its policies and bindings among loaded documents, and how to attach

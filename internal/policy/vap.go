@@ -102,13 +102,9 @@ func decodeVAP(kind string, js []byte) (*Policy, field.ErrorList) {
 	if len(cerrs) > 0 {
 		return named, cerrs
 	}
-	failure := Fail
-	if *s.FailurePolicy == admissionregistrationv1.Ignore {
-		failure = Ignore
-	}
 	return &Policy{
 		Metadata: Metadata{Name: vap.Name},
-		Spec:     Spec{FailurePolicy: failure},
+		Spec:     Spec{FailurePolicy: failurePolicyOf(*s.FailurePolicy)},
 		VAP:      &VAP{Policy: vap, Validator: compiled},
 	}, nil
 }

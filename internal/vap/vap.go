@@ -20,7 +20,6 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/matching"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
-	"k8s.io/apiserver/pkg/authentication/user"
 	listersv1 "k8s.io/client-go/listers/core/v1"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
@@ -59,17 +58,10 @@ var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewSch
 // applied (a binding's webhook entry) are left out of n by the caller. ext
 // gives the policy's params and the authorizer.
 func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namespaces policy.Namespaces, ext external.Sources) (Outcome, error) {
-	obj, err := cel.RuntimeObject(req.Object())
+	attrs, err := cel.Attributes(req)
 	if err != nil {
 		return Outcome{}, err
 	}
-	old, err := cel.RuntimeObject(req.OldObject())
-	if err != nil {
-		return Outcome{}, err
-	}
-	attrs := k8sadmission.NewAttributesRecord(obj, old, req.Kind, req.Namespace, req.Name, req.Resource, req.SubResource,
-		k8sadmission.Operation(req.Operation), nil, req.DryRun,
-		&user.DefaultInfo{Name: req.UserInfo.Username, UID: req.UserInfo.UID, Groups: req.UserInfo.Groups})
 	nsLister := &lister{namespaces: namespaces}
 	matcher := generic.NewPolicyMatcher(matching.NewMatcher(nsLister, nil))
 	def := n.Policy
@@ -109,7 +101,7 @@ func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 		}
 	}
 	va := &k8sadmission.VersionedAttributes{Attributes: attrs, VersionedKind: kind,
-		VersionedObject: k8sadmission.NewLazyObject(obj), VersionedOldObject: k8sadmission.NewLazyObject(old)}
+		VersionedObject: k8sadmission.NewLazyObject(attrs.GetObject()), VersionedOldObject: k8sadmission.NewLazyObject(attrs.GetOldObject())}
 	for _, b := range n.Bindings {
 		nsLister.prepare(b.Spec.MatchResources)
 		bm, err := matcher.BindingMatches(attrs, objectInterfaces, validating.NewValidatingAdmissionPolicyBindingAccessor(b))
