@@ -10,6 +10,7 @@ package cel
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -52,27 +53,71 @@ type Validation struct {
 // Program is a compiled Spec.
 type Program struct {
 	conditions matchconditions.Matcher
-	validator  validating.Validator
+	// rules and messages are the validations' expressions and message
+	// expressions (placeholders where a rule has none), and variables the
+	// policy's, by name (the last of a name, as the apiserver keeps it) and
+	// in order, for validate.
+	rules, messages []plugincel.CompilationResult
+	variables       []*variable
+	byName          map[string]*variable
+	spec            Spec
+	path            *field.Path
+	reference       struct {
+		once      sync.Once
+		validator validating.Validator
+	}
 }
+
+// variable is the policy's variable of that name, nil if none.
+func (p *Program) variable(name string) *variable { return p.byName[name] }
 
 var fail = admissionregistrationv1.Fail
 
 // Compile compiles every expression of spec, reporting each that does not
 // compile with its field path (under path) and the compiler's message.
 func Compile(spec Spec, path *field.Path) (*Program, field.ErrorList) {
+	p, _, errs := compile(spec, path)
+	return p, errs
+}
+
+// compile compiles spec for validate, and returns the apiserver's
+// validator of it, validate's reference.
+func compile(spec Spec, path *field.Path) (*Program, validating.Validator, field.ErrorList) {
 	compiler, err := plugincel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
 	if err != nil {
-		return nil, field.ErrorList{field.InternalError(path, err)}
+		return nil, nil, field.ErrorList{field.InternalError(path, err)}
 	}
 	// authorizer is declared as in a ValidatingAdmissionPolicy; tollgate binds
 	// none yet, so an expression using it fails at evaluation (failurePolicy).
 	decls := plugincel.OptionalVariableDeclarations{HasAuthorizer: true}
 	var errs field.ErrorList
+	p := &Program{byName: map[string]*variable{}, spec: spec, path: path}
 	for i, v := range spec.Variables {
 		res := compiler.CompileAndStoreVariable(&validating.Variable{Name: v.Name, Expression: v.Expression}, decls, environment.StoredExpressions)
 		if res.Error != nil {
 			errs = append(errs, field.Invalid(path.Child("variables").Index(i).Child("expression"), v.Expression, res.Error.Detail))
 		}
+		cv := &variable{name: v.Name, result: res, independent: !References("variables", v.Expression) && !References("authorizer", v.Expression)}
+		if _, ok := p.byName[v.Name]; !ok {
+			p.variables = append(p.variables, cv)
+		} else {
+			for j := range p.variables {
+				if p.variables[j].name == v.Name {
+					p.variables[j] = cv
+				}
+			}
+		}
+		p.byName[v.Name] = cv
+	}
+	// each compiles every expression as the apiserver's condition compiler does.
+	each := func(accessors []plugincel.ExpressionAccessor, d plugincel.OptionalVariableDeclarations) []plugincel.CompilationResult {
+		out := make([]plugincel.CompilationResult, len(accessors))
+		for i, a := range accessors {
+			if a != nil {
+				out[i] = compiler.CompileCELExpression(a, d, environment.StoredExpressions)
+			}
+		}
+		return out
 	}
 	compile := func(accessors []plugincel.ExpressionAccessor, what string, d plugincel.OptionalVariableDeclarations) plugincel.ConditionEvaluator {
 		// Each expression alone first, so an error names its index and text.
@@ -86,7 +131,6 @@ func Compile(spec Spec, path *field.Path) (*Program, field.ErrorList) {
 		}
 		return compiler.CompileCondition(accessors, d, environment.StoredExpressions)
 	}
-	p := &Program{}
 	if len(spec.Conditions) > 0 {
 		acc := make([]plugincel.ExpressionAccessor, len(spec.Conditions))
 		for i, c := range spec.Conditions {
@@ -105,7 +149,7 @@ func Compile(spec Spec, path *field.Path) (*Program, field.ErrorList) {
 		}
 		messages = append(messages, m)
 	}
-	p.validator = validating.NewValidator(
+	validator := validating.NewValidator(
 		compile(rules, "expressions", decls),
 		nil,
 		compile(nil, "auditAnnotations", decls),
@@ -113,9 +157,11 @@ func Compile(spec Spec, path *field.Path) (*Program, field.ErrorList) {
 		compile(messages, "messageExpression", plugincel.OptionalVariableDeclarations{}),
 		&fail, nil)
 	if len(errs) > 0 {
-		return nil, errs
+		return nil, nil, errs
 	}
-	return p, nil
+	p.rules = each(rules, decls)
+	p.messages = each(messages, plugincel.OptionalVariableDeclarations{})
+	return p, validator, nil
 }
 
 // Input is one request as the CEL variables see it.
@@ -130,9 +176,11 @@ type Input struct {
 	User              user.Info
 	NamespaceObject   *corev1.Namespace
 
-	// attrs is built on first use and shared by every policy evaluated on
-	// this input, so the objects' CEL values are converted once per request.
-	attrs *k8sadmission.VersionedAttributes
+	// attrs and review are built on first use and shared by every policy
+	// evaluated on this input, so the objects' CEL values are converted once
+	// per request.
+	attrs  *k8sadmission.VersionedAttributes
+	review *review
 }
 
 // As returns a copy of the input about other objects of another kind, such
@@ -140,7 +188,7 @@ type Input struct {
 func (in *Input) As(obj, old runtime.Object, kind schema.GroupVersionKind, resource schema.GroupVersionResource) *Input {
 	out := *in
 	out.Object, out.OldObject, out.Kind, out.Resource = obj, old, kind, resource
-	out.attrs = nil
+	out.attrs, out.review = nil, nil
 	return &out
 }
 
@@ -173,9 +221,23 @@ type Violation struct {
 // Evaluate runs the program. It never panics on a hostile object: errors
 // and the cost budget are reported in Outcome.Err.
 func (p *Program) Evaluate(ctx context.Context, in *Input) Outcome {
-	va := in.versioned()
+	return p.evaluate(ctx, in, p.validate)
+}
+
+// EvaluateReference is Evaluate by the apiserver's own validator
+// (validator.Validate, compiled on first use): the reference the tests
+// hold Evaluate to.
+func (p *Program) EvaluateReference(ctx context.Context, in *Input) Outcome {
+	p.reference.once.Do(func() { _, p.reference.validator, _ = compile(p.spec, p.path) })
+	return p.evaluate(ctx, in, func(ctx context.Context, in *Input) []validating.PolicyDecision {
+		return p.reference.validator.Validate(ctx, in.Resource, in.versioned(), nil, in.NamespaceObject, celconfig.RuntimeCELCostBudget, nil).Decisions
+	})
+}
+
+// evaluate runs the conditions, then decide.
+func (p *Program) evaluate(ctx context.Context, in *Input, decide func(context.Context, *Input) []validating.PolicyDecision) Outcome {
 	if p.conditions != nil {
-		m := p.conditions.Match(ctx, va, nil, nil)
+		m := p.conditions.Match(ctx, in.versioned(), nil, nil)
 		if m.Error != nil {
 			return Outcome{Err: fmt.Errorf("condition %s: %w", m.FailedConditionName, m.Error)}
 		}
@@ -183,9 +245,13 @@ func (p *Program) Evaluate(ctx context.Context, in *Input) Outcome {
 			return Outcome{Skipped: true}
 		}
 	}
-	res := p.validator.Validate(ctx, in.Resource, va, nil, in.NamespaceObject, celconfig.RuntimeCELCostBudget, nil)
+	return outcomeOf(decide(ctx, in))
+}
+
+// outcomeOf reads the decisions of a program's rules.
+func outcomeOf(decisions []validating.PolicyDecision) Outcome {
 	var out Outcome
-	for _, d := range res.Decisions {
+	for _, d := range decisions {
 		switch {
 		case d.Evaluation == validating.EvalError:
 			out.Err = fmt.Errorf("%s", d.Message)

@@ -1,0 +1,35 @@
+package cel
+
+import (
+	"github.com/google/cel-go/interpreter"
+	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
+)
+
+// activation resolves the variables of a tollgate policy's expressions as
+// the apiserver's evaluationActivation does for a ValidatingAdmissionPolicy
+// without params and without an authorizer bound.
+type activation struct {
+	r         *review
+	variables any
+}
+
+func (a *activation) ResolveName(name string) (any, bool) {
+	switch name {
+	case plugincel.ObjectVarName:
+		return a.r.object, true
+	case plugincel.OldObjectVarName:
+		return a.r.oldObject, true
+	case plugincel.ParamsVarName:
+		return nil, true // params may be null
+	case plugincel.RequestVarName:
+		return a.r.request, true
+	case plugincel.NamespaceVarName:
+		return a.r.namespace, true
+	case plugincel.VariableVarName:
+		return a.variables, true
+	default: // authorizer and authorizer.requestResource: none bound
+		return nil, false
+	}
+}
+
+func (a *activation) Parent() interpreter.Activation { return nil }

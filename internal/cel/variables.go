@@ -1,0 +1,260 @@
+package cel
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"reflect"
+
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
+	apiservercel "k8s.io/apiserver/pkg/cel"
+)
+
+// variable is a compiled variable of a policy. independent: its expression
+// reads no other variable (nor the authorizer), so its value and cost are
+// the same in every policy evaluated on one review.
+type variable struct {
+	name        string
+	result      plugincel.CompilationResult
+	independent bool
+}
+
+// varResult is what evaluating a variable gave: the value or error, its own
+// cost (not its dependencies'), and the variables its evaluation read, in
+// order, so that reusing it charges what evaluating it again would.
+type varResult struct {
+	val      ref.Val
+	err      error
+	noDetail bool // no evaluation details: the apiserver reports no cost
+	noCost   bool // no actual cost: likewise
+	cost     int64
+	deps     []string
+}
+
+// valueFor is the variable's value as the apiserver's variableAccessor
+// gives it under name.
+func (r *varResult) valueFor(name string) ref.Val {
+	switch {
+	case r.noDetail:
+		return types.NewErr("unable to get evaluation details of variable %q", name)
+	case r.noCost:
+		return types.NewErr("unable to calculate cost of variable %q", name)
+	case r.err != nil:
+		return types.NewErr("composited variable %q fails to evaluate: %v", name, r.err)
+	}
+	return r.val
+}
+
+// policyEval is one evaluation of a program: the variables evaluated so
+// far in either of its contexts (validations, then message expressions).
+type policyEval struct {
+	ctx  context.Context
+	p    *Program
+	r    *review
+	done map[string]*varResult
+}
+
+// varContext is the apiserver's compositionContext of one ForInput: each
+// variable is charged once, when first read, as if evaluated there.
+type varContext struct {
+	e      *policyEval
+	act    *activation
+	values map[string]ref.Val
+	cost   int64
+	rec    *[]string // the reads of the variable being evaluated
+}
+
+func (e *policyEval) newContext() *varContext {
+	c := &varContext{e: e, values: map[string]ref.Val{}}
+	c.act = &activation{r: e.r, variables: &varMap{c: c}}
+	return c
+}
+
+func (c *varContext) getAndResetCost() int64 {
+	cost := c.cost
+	c.cost = 0
+	return cost
+}
+
+// resolve reads a variable in this context: evaluated if no context of
+// the policy evaluation (nor, when independent, of the review) has, else
+// reused, with its cost and its dependencies' charged as evaluating it
+// again would.
+func (c *varContext) resolve(v *variable) ref.Val {
+	if c.rec != nil {
+		*c.rec = append(*c.rec, v.name)
+	}
+	if val, ok := c.values[v.name]; ok {
+		return val
+	}
+	res := c.e.done[v.name]
+	if res == nil {
+		if v.independent {
+			res = c.e.r.shared[v.result.ExpressionAccessor.GetExpression()]
+		}
+		if res == nil {
+			res = c.evaluate(v)
+		} else {
+			c.replay(res)
+		}
+		c.e.done[v.name] = res
+	} else {
+		c.replay(res)
+	}
+	if !res.noDetail && !res.noCost {
+		c.cost += res.cost
+	}
+	val := res.valueFor(v.name)
+	c.values[v.name] = val
+	return val
+}
+
+// evaluate evaluates a variable as the apiserver's variableAccessor does.
+func (c *varContext) evaluate(v *variable) *varResult {
+	if v.result.Error != nil {
+		return &varResult{val: types.NewErr("composited variable %q fails to compile: %v", v.name, v.result.Error), noDetail: true}
+	}
+	saved := c.rec
+	var deps []string
+	c.rec = &deps
+	val, details, err := v.result.Program.ContextEval(c.e.ctx, c.act)
+	c.rec = saved
+	res := &varResult{val: val, err: err, deps: deps}
+	switch {
+	case details == nil:
+		res.noDetail = true
+	case details.ActualCost() == nil:
+		res.noCost = true
+	default:
+		cost := *details.ActualCost()
+		res.cost = int64(cost)
+		if cost > math.MaxInt64 {
+			res.cost = math.MaxInt64
+		}
+	}
+	if v.independent && len(deps) == 0 {
+		c.e.r.shared[v.result.ExpressionAccessor.GetExpression()] = res
+	}
+	return res
+}
+
+// replay reads what the variable's evaluation read, unrecorded.
+func (c *varContext) replay(res *varResult) {
+	saved := c.rec
+	c.rec = nil
+	for _, d := range res.deps {
+		if v := c.e.p.variable(d); v != nil {
+			c.resolve(v)
+		}
+	}
+	c.rec = saved
+}
+
+// varMap is the variables map of one context, as the apiserver's
+// lazy.MapValue of type kubernetes.variables.
+type varMap struct{ c *varContext }
+
+var (
+	varMapType               = types.NewTypeValue("kubernetes.variables", traits.IndexerType|traits.FieldTesterType|traits.IterableType)
+	_          ref.Val       = (*varMap)(nil)
+	_          traits.Mapper = (*varMap)(nil)
+)
+
+func (m *varMap) Contains(key ref.Val) ref.Val {
+	v, found := m.Find(key)
+	if v != nil && types.IsUnknownOrError(v) {
+		return v
+	}
+	return types.Bool(found)
+}
+
+func (m *varMap) Iterator() traits.Iterator { return &varIterator{m: m} }
+
+func (m *varMap) Size() ref.Val { return types.Int(len(m.c.e.p.variables)) }
+
+func (m *varMap) ConvertToNative(typeDesc reflect.Type) (any, error) {
+	return nil, fmt.Errorf("disallowed conversion from %q to %q", varMapType.TypeName(), typeDesc.Name())
+}
+
+func (m *varMap) ConvertToType(typeVal ref.Type) ref.Val {
+	switch typeVal {
+	case varMapType:
+		return m
+	case types.TypeType:
+		return varMapType
+	}
+	return types.NewErr("disallowed conversion from %q to %q", varMapType.TypeName(), typeVal.TypeName())
+}
+
+func (m *varMap) Equal(other ref.Val) ref.Val {
+	o, ok := other.(*varMap)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(other)
+	}
+	return types.Bool(m == o)
+}
+
+func (m *varMap) Type() ref.Type { return varMapType }
+
+func (m *varMap) Value() any { return types.NoSuchOverloadErr() }
+
+func (m *varMap) Find(key ref.Val) (ref.Val, bool) {
+	n, ok := key.(types.String)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(n), true
+	}
+	name, ok := apiservercel.Unescape(string(n))
+	if !ok {
+		return nil, false
+	}
+	v := m.c.e.p.variable(name)
+	if v == nil {
+		return nil, false
+	}
+	return m.c.resolve(v), true
+}
+
+func (m *varMap) Get(key ref.Val) ref.Val {
+	v, found := m.Find(key)
+	if found {
+		return v
+	}
+	return types.ValOrErr(key, "no such key: %v", key)
+}
+
+// varIterator iterates over the variables' names' values, as lazy.MapValue's.
+type varIterator struct {
+	m     *varMap
+	index int
+}
+
+func (i *varIterator) ConvertToNative(typeDesc reflect.Type) (any, error) {
+	return nil, fmt.Errorf("disallowed conversion to %q", typeDesc.Name())
+}
+
+func (i *varIterator) ConvertToType(typeValue ref.Type) ref.Val {
+	return types.NewErr("disallowed conversion o %q", typeValue.TypeName())
+}
+
+func (i *varIterator) Equal(other ref.Val) ref.Val {
+	o, ok := other.(*varIterator)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(other)
+	}
+	return types.Bool(o == i)
+}
+
+func (i *varIterator) Type() ref.Type { return types.IteratorType }
+
+func (i *varIterator) Value() any { return nil }
+
+func (i *varIterator) HasNext() ref.Val { return types.Bool(i.index < len(i.m.c.e.p.variables)) }
+
+func (i *varIterator) Next() ref.Val {
+	ret := i.m.Get(types.String(i.m.c.e.p.variables[i.index].name))
+	i.index++
+	return ret
+}
