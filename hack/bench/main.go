@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tollgate-dev/tollgate/internal/benchpolicies"
 	"github.com/tollgate-dev/tollgate/internal/certs"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
@@ -70,7 +71,11 @@ func run(root string, d time.Duration, workers uint64, rateList string, e2eCreat
 	if err != nil {
 		return err
 	}
-	twenty, err := twentyPolicies(root)
+	twenty, err := benchpolicies.Twenty(root)
+	if err != nil {
+		return err
+	}
+	library, err := benchpolicies.LibraryPods(root)
 	if err != nil {
 		return err
 	}
@@ -104,6 +109,14 @@ func run(root string, d time.Duration, workers uint64, rateList string, e2eCreat
 		return err
 	}
 	if err := add("tollgate validate (20 policies, CEL)", tg20, twenty.Groups[0].Path()); err != nil {
+		return err
+	}
+	tgLib, err := tollgate(library, src)
+	if err != nil {
+		return err
+	}
+	libName := fmt.Sprintf("tollgate validate (restricted + library, %d policies)", len(library.Groups[0].Policies))
+	if err := add(libName, tgLib, library.Groups[0].Path()); err != nil {
 		return err
 	}
 	bs, err := bodies(root)
