@@ -84,6 +84,11 @@ func (e *policyEval) forInput(results []plugincel.CompilationResult, budget int6
 	if len(results) == 0 {
 		return evaluations, budget, nil
 	}
+	if placeholders(results) {
+		// Nothing to evaluate: what the apiserver makes of them without the
+		// activation, which could only fail as the rules' already has.
+		return evaluations, budget, nil
+	}
 	if e.r.err != nil {
 		return nil, -1, e.r.err
 	}
@@ -145,4 +150,15 @@ func (c *varContext) evaluateExpression(r plugincel.CompilationResult, remaining
 		evaluation.EvalResult = evalResult
 	}
 	return evaluation, remaining, nil
+}
+
+// placeholders tells whether no result has an expression (rules without
+// message expressions).
+func placeholders(results []plugincel.CompilationResult) bool {
+	for _, r := range results {
+		if r.ExpressionAccessor != nil {
+			return false
+		}
+	}
+	return true
 }
