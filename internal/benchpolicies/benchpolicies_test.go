@@ -1,0 +1,63 @@
+package benchpolicies
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+func TestGroups(t *testing.T) {
+	twenty, err := Twenty("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	library, err := LibraryPods("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks, err := FieldChecks(50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		set      *policy.Set
+		want     int
+		cel      int
+		contains []string
+	}{
+		{"twenty", twenty, 20, len(TwentyLibrary), TwentyLibrary},
+		{"library", library, 23, 23, []string{"require-run-as-non-root", "restrict-volume-types", "allowed-registries"}},
+		{"field checks", checks, 50, 50, []string{"field-check-0", "field-check-49"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ps := tt.set.Groups[0].Policies
+			var cel int
+			names := map[string]bool{}
+			for _, p := range ps {
+				names[p.Name()] = true
+				if p.Program() != nil {
+					cel++
+				}
+			}
+			if len(ps) != tt.want || cel != tt.cel {
+				t.Errorf("%d policies, %d CEL; want %d, %d", len(ps), cel, tt.want, tt.cel)
+			}
+			for _, n := range tt.contains {
+				if !names[n] {
+					t.Errorf("no %s among %s", n, strings.Join(keys(names), ", "))
+				}
+			}
+		})
+	}
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
