@@ -28,8 +28,10 @@ func (in *Input) values() *review {
 	in.review = r
 	// As newActivation does (useSchemalessTypeRef), then converts each object
 	// once: LazyObject keeps its CEL value.
-	va.VersionedObject.UseSchemalessTypeRef = true    //nolint:staticcheck // as the apiserver's validator sets it
-	va.VersionedOldObject.UseSchemalessTypeRef = true //nolint:staticcheck // likewise
+	//lint:ignore SA1019 set as the apiserver's validator sets it (newActivation)
+	va.VersionedObject.UseSchemalessTypeRef = true
+	//lint:ignore SA1019 likewise
+	va.VersionedOldObject.UseSchemalessTypeRef = true
 	old, err := va.VersionedOldObject.CELValue()
 	if err != nil {
 		r.err = fmt.Errorf("failed to prepare oldObject variable for evaluation: %w", err)

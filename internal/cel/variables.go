@@ -158,6 +158,7 @@ func (c *varContext) replay(res *varResult) {
 type varMap struct{ c *varContext }
 
 var (
+	//lint:ignore SA1019 the type lazy.MapValue gives the apiserver's variables
 	varMapType               = types.NewTypeValue("kubernetes.variables", traits.IndexerType|traits.FieldTesterType|traits.IterableType)
 	_          ref.Val       = (*varMap)(nil)
 	_          traits.Mapper = (*varMap)(nil)
