@@ -95,7 +95,6 @@ func TestRBACIsLeast(t *testing.T) {
 		{authorizationv1.ResourceAttributes{Namespace: "default", Verb: "update", Resource: "configmaps", Name: "x"}, false},
 		{authorizationv1.ResourceAttributes{Verb: "create", Group: "authorization.k8s.io", Resource: "localsubjectaccessreviews", Namespace: "default"}, false},
 		{authorizationv1.ResourceAttributes{Namespace: "default", Verb: "update", Group: "wgpolicyk8s.io", Resource: "policyreports", Name: "tollgate"}, false},
-		{authorizationv1.ResourceAttributes{Verb: "delete", Group: "openreports.io", Resource: "reports/status"}, false},
 	}
 	for _, tt := range tests {
 		a := tt.attr
