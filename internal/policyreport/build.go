@@ -20,12 +20,13 @@ import (
 // which leaves half a MiB for metadata and managedFields.
 //
 // DefaultMaxResults: a typical result (a Deployment in a namespace, a
-// policy name, a one-line message, uid and timestamp) is about 420 bytes of
-// JSON (TestResultSize measures it), so 1,000 results are about 0.4 MiB,
+// policy name, a one-line message, uid and timestamp) is about 340 bytes of
+// JSON (TestResultSize measures it), so 1,000 results are about 0.33 MiB:
 // small enough for viewers to list and for each write to stay cheap, and a
-// namespace with 10 policies reports 100 objects per part. Results with long
-// messages split earlier, at maxReportBytes; messages are cut at
-// maxMessageBytes so that one result can never fill a report.
+// namespace with 10 policies has 100 objects per report. Results with long
+// messages split earlier, at maxReportBytes (about 320 results of 3 KiB
+// messages); messages are cut at maxMessageBytes so that no result can
+// fill a report alone.
 const (
 	DefaultMaxResults = 1000
 	maxReportBytes    = 1 << 20
