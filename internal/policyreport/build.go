@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/valyala/fastjson"
 
+	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/offline"
 	"github.com/tollgate-dev/tollgate/internal/report"
 )
@@ -25,7 +25,8 @@ import (
 // small enough for viewers to list and for each write to stay cheap, and a
 // namespace with 10 policies has 100 objects per report. Results with long
 // messages split earlier, at maxReportBytes (about 320 results of 3 KiB
-// messages); messages are cut at maxMessageBytes so that no result can
+// messages); messages are cut at maxMessageBytes (admission.Sanitize, as
+// warnings are) so that no result can
 // fill a report alone.
 const (
 	DefaultMaxResults = 1000
@@ -52,7 +53,7 @@ func results(findings []offline.Finding) []report.Result {
 		uid := fastjson.GetString(f.Object.JSON, "metadata", "uid")
 		for _, r := range report.Results(f) {
 			r.Resources[0].UID = uid
-			r.Message = truncate(r.Message, maxMessageBytes)
+			r.Message = admission.Sanitize(r.Message, maxMessageBytes)
 			out = append(out, r)
 		}
 	}
@@ -70,17 +71,6 @@ func results(findings []offline.Finding) []report.Result {
 		)
 	})
 	return out
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // resultKey identifies a result across syncs: its object and policy.

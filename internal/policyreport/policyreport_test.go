@@ -290,19 +290,10 @@ func TestResultSize(t *testing.T) {
 	}
 }
 
-func TestTruncate(t *testing.T) {
-	for _, tt := range []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"short", 10, "short"},
-		{"exactly10!", 10, "exactly10!"},
-		{"abcdefghijkl", 10, "abcdefg…"},
-		{"ééééééé", 10, "ééé…"}, // never cuts a rune
-	} {
-		if got := truncate(tt.in, tt.n); got != tt.want || len(got) > tt.n {
-			t.Errorf("truncate(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
-		}
+// A message is cut, as warnings are, so that no result fills a report.
+func TestLongMessage(t *testing.T) {
+	rs := results(many(1, strings.Repeat("é", 5000), "a"))
+	if m := rs[0].Message; len(m) > maxMessageBytes || !strings.HasSuffix(m, "...") || !strings.HasPrefix(m, "éé") {
+		t.Errorf("message of %d bytes: %.20q...", len(m), m)
 	}
 }
