@@ -26,8 +26,7 @@ import (
 // namespace with 10 policies has 100 objects per report. Results with long
 // messages split earlier, at maxReportBytes (about 320 results of 3 KiB
 // messages); messages are cut at maxMessageBytes (admission.Sanitize, as
-// warnings are) so that no result can
-// fill a report alone.
+// warnings are) so that no result can fill a report alone.
 const (
 	DefaultMaxResults = 1000
 	maxReportBytes    = 1 << 20
