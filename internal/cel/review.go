@@ -3,6 +3,10 @@ package cel
 import (
 	"fmt"
 
+	"github.com/google/cel-go/common/types/ref"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sadmission "k8s.io/apiserver/pkg/admission"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
 	"k8s.io/apiserver/pkg/cel/common"
@@ -32,12 +36,13 @@ func (in *Input) values() *review {
 	va.VersionedObject.UseSchemalessTypeRef = true
 	//lint:ignore SA1019 likewise
 	va.VersionedOldObject.UseSchemalessTypeRef = true
-	old, err := va.VersionedOldObject.CELValue()
+	adapter := newValues()
+	old, err := objectValue(adapter, &va.VersionedOldObject)
 	if err != nil {
 		r.err = fmt.Errorf("failed to prepare oldObject variable for evaluation: %w", err)
 		return r
 	}
-	obj, err := va.VersionedObject.CELValue()
+	obj, err := objectValue(adapter, &va.VersionedObject)
 	if err != nil {
 		r.err = fmt.Errorf("failed to prepare object variable for evaluation: %w", err)
 		return r
@@ -47,4 +52,13 @@ func (in *Input) values() *review {
 	r.request = common.SchemalessTypedToVal(request)
 	r.namespace = common.SchemalessTypedToVal(plugincel.CreateNamespaceObject(in.NamespaceObject))
 	return r
+}
+
+// objectValue is the object's CEL value as LazyObject.CELValue makes it,
+// unstructured objects' through adapter.
+func objectValue(adapter *values, l *k8sadmission.LazyObject) (ref.Val, error) {
+	if u, ok := l.Object().(*unstructured.Unstructured); ok {
+		return adapter.NativeToValue(u.Object), nil
+	}
+	return l.CELValue()
 }
