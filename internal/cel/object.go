@@ -24,7 +24,7 @@ func ObjectFromJSON(raw []byte) (*unstructured.Unstructured, error) {
 	if v.Type() != fastjson.TypeObject {
 		return nil, fmt.Errorf("cannot read object: want an object, got %s", v.Type())
 	}
-	return &unstructured.Unstructured{Object: toGo(v).(map[string]any)}, nil
+	return &unstructured.Unstructured{Object: toGo(v, knownKeys()).(map[string]any)}, nil
 }
 
 // RuntimeObject is ObjectFromJSON for an optional object: no bytes give a
@@ -41,18 +41,18 @@ func RuntimeObject(raw []byte) (runtime.Object, error) {
 	return u, nil
 }
 
-func toGo(v *fastjson.Value) any {
+func toGo(v *fastjson.Value, known map[string]string) any {
 	switch v.Type() {
 	case fastjson.TypeObject:
 		o, _ := v.Object()
 		m := make(map[string]any, o.Len())
-		o.Visit(func(k []byte, val *fastjson.Value) { m[string(k)] = toGo(val) })
+		o.Visit(func(k []byte, val *fastjson.Value) { m[key(known, k)] = toGo(val, known) })
 		return m
 	case fastjson.TypeArray:
 		items, _ := v.Array()
 		out := make([]any, len(items))
 		for i, it := range items {
-			out[i] = toGo(it)
+			out[i] = toGo(it, known)
 		}
 		return out
 	case fastjson.TypeString:
