@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -419,7 +420,8 @@ func (a *auditor) evaluate(ctx context.Context, key string) error {
 	u = u.DeepCopy()
 	st := a.state.Load()
 	f, keep := reported(audit.Evaluate(ctx, st.eng, w.resource, u, st.depends), st.depends)
-	f.Object.JSON = nil // the informer holds the object; reports need only its name
+	// The informer holds the object; a report names it, with its uid.
+	f.Object.JSON = []byte(`{"metadata":{"uid":` + strconv.Quote(string(u.GetUID())) + `}}`)
 	if !keep {
 		if ns, ok := a.results.remove(key); ok {
 			a.flush.mark(ns)
