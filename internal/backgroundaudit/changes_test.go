@@ -100,9 +100,9 @@ func TestExpiry(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	past, soon, later := now.Add(-time.Minute), now.Add(time.Second), now.Add(time.Hour)
 	tests := []struct {
-		name     string
-		list     []*exception.Exception
-		next     time.Time
+		name string
+		list []*exception.Exception
+		next time.Time
 		gone []string
 	}{
 		{"none", nil, time.Time{}, nil},
