@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/tollgate-dev/tollgate/internal/backgroundaudit"
 	"github.com/tollgate-dev/tollgate/internal/engine"
@@ -27,11 +28,15 @@ func (r *replica) backgroundAudit(ctx context.Context, cl *cluster, opts engine.
 			return &ConfigError{Err: fmt.Errorf("--reports-api: %w", err)}
 		}
 	}
-	client, err := dynamic.NewForConfig(cl.config)
+	// The flusher rate-limits report writes itself; discovery and the
+	// initial lists must not wait on client-go's default 5 requests/s.
+	restCfg := rest.CopyConfig(cl.config)
+	restCfg.QPS, restCfg.Burst = 50, 100
+	client, err := dynamic.NewForConfig(restCfg)
 	if err != nil {
 		return fmt.Errorf("background audit: %w", err)
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cl.config)
+	disc, err := discovery.NewDiscoveryClientForConfig(restCfg)
 	if err != nil {
 		return fmt.Errorf("background audit: %w", err)
 	}
