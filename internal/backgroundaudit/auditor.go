@@ -127,7 +127,9 @@ func Run(ctx context.Context, cfg Config) error {
 	for range cfg.Workers {
 		go a.work(ctx)
 	}
-	go a.flush.run(ctx)
+	for range writers {
+		go a.flush.run(ctx)
+	}
 	if err := a.reload(ctx); err != nil {
 		return err
 	}

@@ -10,10 +10,13 @@ import (
 	"k8s.io/client-go/util/workqueue"
 )
 
-// Writes to the apiserver, across namespaces: a token bucket.
+// Writes to the apiserver, across namespaces: a token bucket, and how
+// many namespaces are written at once (one namespace is never written by
+// two at a time: the queue hands each out once).
 const (
 	writesPerSecond = 20
 	writeBurst      = 50
+	writers         = 4
 )
 
 // flusher writes the reports of namespaces whose results changed: each

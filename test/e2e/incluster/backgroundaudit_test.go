@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -197,6 +198,11 @@ spec:
 		"cm-0": "pass", "cm-2": "skip", "cm-3": "fail", "cm-ok": "pass",
 	}))
 	t.Logf("exception loaded: skip %s later", took.Round(10*time.Millisecond))
+	// What a user sees (docs/cli.md shows it).
+	for _, args := range [][]string{{"get", "reports", "-n", space}, {"get", "reports", "-n", space, "-o", "yaml"}} {
+		out, err := exec.Command("kubectl", append([]string{"--kubeconfig", env.adminKubeconfig}, args...)...).CombinedOutput()
+		t.Logf("$ kubectl %s (%v)\n%s", strings.Join(args, " "), err, out)
+	}
 	got, _ := namespaceResults(ctx, dyn, space, "require-owner")
 	if r := got["cm-2"][0]; r.Properties["exception"] != "cm-2-grace" {
 		t.Errorf("skip result of cm-2 names exception %q, want cm-2-grace (message %q)", r.Properties["exception"], r.Message)
