@@ -122,7 +122,9 @@ func Run(ctx context.Context, cfg Config) error {
 	defer a.flush.queue.ShutDown()
 	existing, err := cfg.Reports.Existing(ctx)
 	if err != nil {
-		cfg.Log.Error("background audit: cannot read the existing reports; those of namespaces without findings now are left alone until rescan", slog.Any("error", err))
+		cfg.Log.Error("background audit: cannot read the existing reports; those of namespaces without findings now are left alone", slog.Any("error", err))
+	} else {
+		cfg.Log.Info("background audit: resuming from the existing reports", slog.Int("namespaces", len(existing)))
 	}
 	for range cfg.Workers {
 		go a.work(ctx)

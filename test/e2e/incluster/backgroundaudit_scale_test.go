@@ -119,10 +119,7 @@ func TestBackgroundAuditScale(t *testing.T) {
 		t.Skip("TOLLGATE_E2E_SCALE=1 runs it")
 	}
 	ctx := context.Background()
-	dyn, err := dynamic.NewForConfig(env.controlPlane.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dyn := reportClient(t)
 	const spaces, perKind = 50, 50
 	start := time.Now()
 	var wg sync.WaitGroup

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/tollgate-dev/tollgate/internal/policyreport"
 	"github.com/tollgate-dev/tollgate/test/e2e/framework"
@@ -106,6 +107,18 @@ func writePolicyFile(t *testing.T, name, doc string) {
 	t.Cleanup(func() { os.Remove(path) })
 }
 
+// reportClient reads reports as often as the tests poll, unthrottled.
+func reportClient(t *testing.T) dynamic.Interface {
+	t.Helper()
+	cfg := rest.CopyConfig(env.controlPlane.Config)
+	cfg.QPS, cfg.Burst = 200, 400
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dyn
+}
+
 func leaderReplica(t *testing.T) *replica {
 	t.Helper()
 	lease, err := env.client.CoordinationV1().Leases(ns).Get(context.Background(), "tollgate-leader", metav1.GetOptions{})
@@ -128,10 +141,7 @@ func leaderReplica(t *testing.T) *replica {
 // leader's reports hold every object exactly once.
 func TestBackgroundAudit(t *testing.T) {
 	ctx := context.Background()
-	dyn, err := dynamic.NewForConfig(env.controlPlane.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dyn := reportClient(t)
 	const space = "e2e-bgaudit"
 	if err := framework.EnsureNamespace(ctx, env.client, space, map[string]string{"bgaudit": "e2e"}); err != nil {
 		t.Fatal(err)
@@ -288,13 +298,23 @@ spec:
 		}
 		return n
 	}
-	framework.WaitFor(t, 30*time.Second, "the first report of the reloaded set", func() bool { return written() > 0 })
+	// Killed as soon as it has swapped in the new set: its evaluation of
+	// the 1,000 ConfigMaps is under way.
+	reloaded := `"msg":"policies reloaded","policies":["require-owner","require-team"`
+	framework.WaitFor(t, 30*time.Second, "the leader reloading the new set", func() bool {
+		data, _ := os.ReadFile(leader.log)
+		return strings.Contains(string(data), reloaded)
+	})
 	kill(leader, syscall.SIGKILL)
+	killed := time.Now()
+	data, _ := os.ReadFile(leader.log)
+	_, after, _ := strings.Cut(string(data), reloaded)
+	scanned := strings.Contains(after, "background audit: every object evaluated")
 	at := written()
 	if err := removeEndpointSlice(leader); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("leader replica %d killed (SIGKILL) with reports in %d of %d namespaces", leader.id, at, spaces)
+	t.Logf("leader replica %d killed (SIGKILL) after reloading; its evaluation of the new set finished first: %v; reports of it in %d of %d namespaces", leader.id, scanned, at, spaces)
 	t.Cleanup(func() {
 		if err := launch(leader); err != nil {
 			t.Error(err)
@@ -305,13 +325,30 @@ spec:
 			t.Error(err)
 		}
 	})
+	var next *replica
+	framework.WaitFor(t, 30*time.Second, "a new leader", func() bool {
+		l, err := env.client.CoordinationV1().Leases(ns).Get(ctx, "tollgate-leader", metav1.GetOptions{})
+		if err != nil || l.Spec.HolderIdentity == nil {
+			return false
+		}
+		for _, r := range env.replicas {
+			if r != leader && strings.HasPrefix(*l.Spec.HolderIdentity, fmt.Sprintf("replica-%d_", r.id)) {
+				next = r
+			}
+		}
+		return next != nil
+	})
+	framework.WaitFor(t, 30*time.Second, "the new leader's first full evaluation", func() bool {
+		l := metricLine(t, next, "tollgate_background_audit_scan_duration_seconds_count")
+		return l != "" && !strings.HasSuffix(l, " 0")
+	})
 	var last string
 	defer func() {
 		if t.Failed() {
 			t.Logf("last seen: %s", last)
 		}
 	}()
-	took := framework.WaitFor(t, 60*time.Second, "the new leader's reports complete", func() bool {
+	framework.WaitFor(t, 60*time.Second, "the new leader's reports complete", func() bool {
 		for space, w := range want {
 			got, err := namespaceResults(ctx, dyn, space, "require-team")
 			if err != nil {
@@ -325,7 +362,7 @@ spec:
 		}
 		return true
 	})
-	t.Logf("new leader replica %d: every one of %d ConfigMaps exactly once, %s after the kill", leaderReplica(t).id, spaces*perSpace, took.Round(10*time.Millisecond))
+	t.Logf("new leader replica %d: every one of %d ConfigMaps exactly once, %s after the kill", next.id, spaces*perSpace, time.Since(killed).Round(10*time.Millisecond))
 	// Exactly once, by uid too: no result left of an object under another identity.
 	for space := range want {
 		got, _ := namespaceResults(ctx, dyn, space, "require-team")
