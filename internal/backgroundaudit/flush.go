@@ -74,6 +74,7 @@ func (f *flusher) write(ctx context.Context, ns string) {
 	f.last[ns] = time.Now()
 	f.mu.Unlock()
 	findings := f.a.results.findings(ns)
+	start := time.Now()
 	writes, err := f.a.cfg.Reports.Sync(ctx, ns, findings)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -83,7 +84,7 @@ func (f *flusher) write(ctx context.Context, ns string) {
 		return
 	}
 	if writes > 0 {
-		f.a.cfg.Log.Debug("background audit: reports written", slog.String("namespace", ns), slog.Int("objects", len(findings)), slog.Int("writes", writes))
+		f.a.cfg.Log.Debug("background audit: reports written", slog.String("namespace", ns), slog.Int("objects", len(findings)), slog.Int("writes", writes), slog.Duration("took", time.Since(start)))
 	}
 	counts := map[string]int{}
 	for outcome, n := range f.a.results.counts() {
