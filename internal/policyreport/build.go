@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/valyala/fastjson"
 
+	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/offline"
 	"github.com/tollgate-dev/tollgate/internal/report"
 )
@@ -20,12 +20,13 @@ import (
 // which leaves half a MiB for metadata and managedFields.
 //
 // DefaultMaxResults: a typical result (a Deployment in a namespace, a
-// policy name, a one-line message, uid and timestamp) is about 420 bytes of
-// JSON (TestResultSize measures it), so 1,000 results are about 0.4 MiB,
+// policy name, a one-line message, uid and timestamp) is about 340 bytes of
+// JSON (TestResultSize measures it), so 1,000 results are about 0.33 MiB:
 // small enough for viewers to list and for each write to stay cheap, and a
-// namespace with 10 policies reports 100 objects per part. Results with long
-// messages split earlier, at maxReportBytes; messages are cut at
-// maxMessageBytes so that one result can never fill a report.
+// namespace with 10 policies has 100 objects per report. Results with long
+// messages split earlier, at maxReportBytes (about 320 results of 3 KiB
+// messages); messages are cut at maxMessageBytes (admission.Sanitize, as
+// warnings are) so that no result can fill a report alone.
 const (
 	DefaultMaxResults = 1000
 	maxReportBytes    = 1 << 20
@@ -51,7 +52,7 @@ func results(findings []offline.Finding) []report.Result {
 		uid := fastjson.GetString(f.Object.JSON, "metadata", "uid")
 		for _, r := range report.Results(f) {
 			r.Resources[0].UID = uid
-			r.Message = truncate(r.Message, maxMessageBytes)
+			r.Message = admission.Sanitize(r.Message, maxMessageBytes)
 			out = append(out, r)
 		}
 	}
@@ -69,17 +70,6 @@ func results(findings []offline.Finding) []report.Result {
 		)
 	})
 	return out
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // resultKey identifies a result across syncs: its object and policy.

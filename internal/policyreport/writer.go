@@ -101,33 +101,29 @@ func (w *Writer) Sync(ctx context.Context, namespace string, findings []offline.
 			}
 		}
 	}
-	rs := results(findings)
-	stamp(rs, previous, w.now())
-	parts, err := split(rs, w.opts.MaxResultsPerReport, w.api)
+	want, err := w.build(namespace, findings, previous)
 	if err != nil {
 		return 0, err
 	}
 	res := w.client.Resource(k.GVR).Namespace(namespace)
-	for i, p := range parts {
-		name := partName(i)
-		want, err := w.object(k, namespace, name, p)
-		if err != nil {
-			return writes, err
-		}
+	for _, u := range want {
+		name := u.GetName()
 		old, ok := existing[name]
 		delete(existing, name)
+		rs, _, _ := unstructured.NestedSlice(u.Object, "results")
+		n := len(rs)
 		switch {
 		case !ok:
-			if _, err := res.Create(ctx, want, metav1.CreateOptions{FieldManager: ManagedBy}); err != nil {
+			if _, err := res.Create(ctx, u, metav1.CreateOptions{FieldManager: ManagedBy}); err != nil {
 				return writes, fmt.Errorf("create %s %s: %w", k.Kind, where(namespace, name), err)
 			}
-			writes += w.wrote(OpCreate, k, namespace, name, len(p.Results))
-		case !w.same(old, p):
-			want.SetResourceVersion(old.GetResourceVersion())
-			if _, err := res.Update(ctx, want, metav1.UpdateOptions{FieldManager: ManagedBy}); err != nil {
+			writes += w.wrote(OpCreate, k, namespace, name, n)
+		case !same(old, u):
+			u.SetResourceVersion(old.GetResourceVersion())
+			if _, err := res.Update(ctx, u, metav1.UpdateOptions{FieldManager: ManagedBy}); err != nil {
 				return writes, fmt.Errorf("update %s %s: %w", k.Kind, where(namespace, name), err)
 			}
-			writes += w.wrote(OpUpdate, k, namespace, name, len(p.Results))
+			writes += w.wrote(OpUpdate, k, namespace, name, n)
 		}
 	}
 	for name, old := range existing {
@@ -184,32 +180,50 @@ func (w *Writer) list(ctx context.Context, k kind, namespace string) ([]unstruct
 	}
 }
 
-// object is the report named name holding p.
-func (w *Writer) object(k kind, namespace, name string, p body) (*unstructured.Unstructured, error) {
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&p)
+// build makes the namespace's reports of the findings; previous holds the
+// results the namespace's reports hold now, whose timestamps unchanged
+// results keep.
+func (w *Writer) build(namespace string, findings []offline.Finding, previous map[string]report.Result) ([]*unstructured.Unstructured, error) {
+	k := w.api.kindFor(namespace)
+	rs := results(findings)
+	stamp(rs, previous, w.now())
+	parts, err := split(rs, w.opts.MaxResultsPerReport, w.api)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", k.Kind, where(namespace, name), err)
+		return nil, err
 	}
-	u := &unstructured.Unstructured{Object: content}
-	u.SetAPIVersion(k.GVR.GroupVersion().String())
-	u.SetKind(k.Kind)
-	u.SetName(name)
-	u.SetNamespace(namespace)
-	u.SetLabels(map[string]string{ManagedByLabel: ManagedBy})
-	return u, nil
+	out := make([]*unstructured.Unstructured, len(parts))
+	for i := range parts {
+		name := partName(i)
+		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&parts[i])
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", k.Kind, where(namespace, name), err)
+		}
+		u := &unstructured.Unstructured{Object: content}
+		u.SetAPIVersion(k.GVR.GroupVersion().String())
+		u.SetKind(k.Kind)
+		u.SetName(name)
+		u.SetNamespace(namespace)
+		u.SetLabels(map[string]string{ManagedByLabel: ManagedBy})
+		out[i] = u
+	}
+	return out, nil
 }
 
-// same tells whether a stored report already holds p and carries the label.
-func (w *Writer) same(old *unstructured.Unstructured, p body) bool {
+// same tells whether a stored report already holds what want does
+// (timestamps included: unchanged results keep theirs) and carries the
+// label.
+func same(old, want *unstructured.Unstructured) bool {
 	if old.GetLabels()[ManagedByLabel] != ManagedBy {
 		return false
 	}
-	b, err := decode(old)
-	if err != nil || b.Source != p.Source || b.Summary != p.Summary || len(b.Results) != len(p.Results) {
+	a, err1 := decode(old)
+	b, err2 := decode(want)
+	if err1 != nil || err2 != nil || a.Source != b.Source || a.Summary != b.Summary || len(a.Results) != len(b.Results) {
 		return false
 	}
-	for i := range b.Results {
-		if b.Results[i].Timestamp == nil || p.Results[i].Timestamp == nil || *b.Results[i].Timestamp != *p.Results[i].Timestamp || !sameResult(b.Results[i], p.Results[i]) {
+	for i := range a.Results {
+		ta, tb := a.Results[i].Timestamp, b.Results[i].Timestamp
+		if ta == nil || tb == nil || *ta != *tb || !sameResult(a.Results[i], b.Results[i]) {
 			return false
 		}
 	}
