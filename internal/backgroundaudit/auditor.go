@@ -232,6 +232,7 @@ func (a *auditor) follow(ctx context.Context, resources []audit.Resource) error 
 		}
 		w.stop()
 		delete(a.watching, gvr)
+		a.cfg.Metrics.BackgroundAuditUnreadable(gvr.GroupResource().String(), false)
 		a.cfg.Log.Info("background audit: no policy matches this resource any more", slog.String("resource", gvr.GroupResource().String()))
 	}
 	a.namespaces.audited.Store(false)
