@@ -160,7 +160,9 @@ func Run(ctx context.Context, cfg Config) error {
 			st := a.state.Load()
 			gone := expired(st.set.Exceptions, time.Now())
 			keys := a.results.exemptedBy(gone)
-			cfg.Log.Info("background audit: exceptions expired; their objects are evaluated again", slog.Any("exceptions", keysOf(gone)), slog.Int("objects", len(keys)))
+			if len(keys) > 0 {
+				cfg.Log.Info("background audit: exceptions expired; the objects they exempted are evaluated again", slog.Any("exceptions", keysOf(gone)), slog.Int("objects", len(keys)))
+			}
 			for _, k := range keys {
 				a.objects.Add(k)
 			}

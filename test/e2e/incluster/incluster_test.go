@@ -241,7 +241,9 @@ func TestMetrics(t *testing.T) {
 		`tollgate_review_duration_seconds_bucket{path="/validate/require-environment",le="0.0001"}`,
 		`tollgate_injections_total{policy="nginx-sidecar"}`,
 		`tollgate_certificate_expiry_timestamp_seconds{certificate="serving"}`,
-		`tollgate_policy_loads_total{result="success"} 1`,
+		// Not "1": TestBackgroundAudit, before, reloads policies.
+		`tollgate_policy_loads_total{result="success"} `,
+		"tollgate_background_audit_scan_duration_seconds_count ",
 		"tollgate_leader ",
 		"tollgate_panics_total 0",
 	} {
