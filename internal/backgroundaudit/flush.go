@@ -28,6 +28,8 @@ type flusher struct {
 	queue    workqueue.TypedDelayingInterface[string]
 	interval time.Duration
 	bucket   flowcontrol.RateLimiter
+	// retry spaces out the writes of a namespace that keep failing.
+	retry workqueue.TypedRateLimiter[string]
 
 	mu   sync.Mutex
 	last map[string]time.Time
@@ -38,6 +40,7 @@ func newFlusher(a *auditor, interval time.Duration) *flusher {
 		a: a, interval: interval,
 		queue:  workqueue.NewTypedDelayingQueue[string](),
 		bucket: flowcontrol.NewTokenBucketRateLimiter(writesPerSecond, writeBurst),
+		retry:  workqueue.NewTypedItemExponentialFailureRateLimiter[string](interval, 5*time.Minute),
 		last:   map[string]time.Time{},
 	}
 }
@@ -78,11 +81,13 @@ func (f *flusher) write(ctx context.Context, ns string) {
 	writes, err := f.a.cfg.Reports.Sync(ctx, ns, findings)
 	if err != nil {
 		if ctx.Err() == nil {
-			f.a.cfg.Log.Error("background audit: reports not written; retrying", slog.String("namespace", ns), slog.Any("error", err))
-			f.queue.AddAfter(ns, f.interval)
+			wait := f.retry.When(ns)
+			f.a.cfg.Log.Error("background audit: reports not written", slog.String("namespace", ns), slog.Duration("retry", wait), slog.Any("error", err))
+			f.queue.AddAfter(ns, wait)
 		}
 		return
 	}
+	f.retry.Forget(ns)
 	if writes > 0 {
 		f.a.cfg.Log.Debug("background audit: reports written", slog.String("namespace", ns), slog.Int("objects", len(findings)), slog.Int("writes", writes), slog.Duration("took", time.Since(start)))
 	}
