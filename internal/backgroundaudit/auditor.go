@@ -221,7 +221,7 @@ func (a *auditor) follow(ctx context.Context, resources []audit.Resource) error 
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.namespaces == nil {
-		w, err := a.watch(ctx, namespacesResource)
+		w, err := a.watch(ctx, namespacesResource, false)
 		if err != nil {
 			return err
 		}
@@ -243,30 +243,30 @@ func (a *auditor) follow(ctx context.Context, resources []audit.Resource) error 
 			w.audited.Store(true)
 			continue
 		}
-		w, err := a.watch(ctx, r)
+		w, err := a.watch(ctx, r, true)
 		if err != nil {
 			return err
 		}
-		w.audited.Store(true)
 		a.watching[gvr] = w
 	}
 	return nil
 }
 
-func (a *auditor) watch(ctx context.Context, r audit.Resource) (*watched, error) {
-	var w *watched
-	h := cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { a.event(w, obj, nil) },
-		UpdateFunc: func(old, cur any) {
-			o, _ := old.(*unstructured.Unstructured)
-			c, _ := cur.(*unstructured.Unstructured)
-			if changed(o, c) {
-				a.event(w, cur, o)
-			}
-		},
-		DeleteFunc: func(obj any) { a.event(w, obj, nil) },
+func (a *auditor) watch(ctx context.Context, r audit.Resource, audited bool) (*watched, error) {
+	handle := func(w *watched) cache.ResourceEventHandler {
+		return cache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj any) { a.event(w, obj, nil) },
+			UpdateFunc: func(old, cur any) {
+				o, _ := old.(*unstructured.Unstructured)
+				c, _ := cur.(*unstructured.Unstructured)
+				if changed(o, c) {
+					a.event(w, cur, o)
+				}
+			},
+			DeleteFunc: func(obj any) { a.event(w, obj, nil) },
+		}
 	}
-	w, err := watch(ctx, a.cfg.Client, r, h, a.watchFailed)
+	w, err := watch(ctx, a.cfg.Client, r, audited, handle, a.watchFailed)
 	if err != nil {
 		return nil, fmt.Errorf("background audit: watch %s: %w", r.GVR.GroupResource(), err)
 	}

@@ -31,13 +31,15 @@ type watched struct {
 }
 
 // watch starts an informer of r until ctx ends or stop is called. The
-// handler gets every add, relevant update and delete; onError every list
-// or watch error.
-func watch(ctx context.Context, client dynamic.Interface, r audit.Resource, h cache.ResourceEventHandler, onError func(*watched, error)) (*watched, error) {
+// handler handle makes for it gets every add, relevant update and delete;
+// onError every list or watch error.
+func watch(ctx context.Context, client dynamic.Interface, r audit.Resource, audited bool, handle func(*watched) cache.ResourceEventHandler, onError func(*watched, error)) (*watched, error) {
 	ctx, stop := context.WithCancel(ctx)
 	inf := dynamicinformer.NewFilteredDynamicInformer(client, r.GVR, "", 0,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
 	w := &watched{resource: r, informer: inf, stop: stop}
+	w.audited.Store(audited)
+	h := handle(w)
 	// managedFields are never judged and are the bulk of many objects.
 	if err := inf.SetTransform(func(obj any) (any, error) {
 		if u, ok := obj.(*unstructured.Unstructured); ok {
