@@ -62,6 +62,17 @@ func (e *Exception) validate() field.ErrorList {
 		}
 		seen.Insert(p)
 	}
+	rules := sets.New[string]()
+	for i, r := range e.Spec.Rules {
+		f := spec.Child("rules").Index(i)
+		switch {
+		case strings.TrimSpace(r) == "":
+			errs = append(errs, field.Required(f, "a rule: a label rule's key or a CEL expression's name"))
+		case rules.Has(r):
+			errs = append(errs, field.Duplicate(f, r))
+		}
+		rules.Insert(r)
+	}
 	if strings.TrimSpace(e.Spec.Reason) == "" {
 		errs = append(errs, field.Required(spec.Child("reason"), "say why the objects are exempt"))
 	}
