@@ -63,10 +63,10 @@ func TestRuleExemption(t *testing.T) {
 	}
 	req := captured(t, "create")
 	for _, tt := range []struct {
-		rules     string // the exception's, "" for no exception
-		outcome   Outcome
+		rules      string // the exception's, "" for no exception
+		outcome    Outcome
 		has, lacks []string // in the message
-		exception string
+		exception  string
 	}{
 		{"", Fail, []string{"could not be evaluated", "noSuchField"}, nil, ""},
 		{"[owner]", Fail, []string{"could not be evaluated"}, nil, ""}, // boom still decides
