@@ -243,6 +243,14 @@ func sameOutcome(a, b cel.Outcome) bool {
 	if (a.Err == nil) != (b.Err == nil) || (a.Err != nil && a.Err.Error() != b.Err.Error()) {
 		return false
 	}
+	if len(a.RuleErrors) != len(b.RuleErrors) {
+		return false
+	}
+	for i := range a.RuleErrors {
+		if a.RuleErrors[i].Rule != b.RuleErrors[i].Rule || a.RuleErrors[i].Err.Error() != b.RuleErrors[i].Err.Error() {
+			return false
+		}
+	}
 	return a.Skipped == b.Skipped && reflect.DeepEqual(a.Violations, b.Violations)
 }
 
