@@ -23,10 +23,12 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/registration"
 )
 
-// apiserverOverhead creates Pods through a real kube-apiserver without
-// tollgate, with tollgate (the defaults: one validating and one mutating
-// webhook, both called for every Pod of the namespace), and without again,
-// and reports what tollgate adds.
+// apiserverOverhead creates Pods through a real kube-apiserver in
+// alternating blocks: without webhooks, with the floor server registered as
+// tollgate's webhooks, with tollgate (the defaults: one validating and one
+// mutating webhook, both called for every Pod of the namespace), and with
+// tollgate's injection webhook given the other reinvocationPolicy; it
+// reports what each adds, and how many reviews each Pod create cost.
 func apiserverOverhead(ctx context.Context, out io.Writer, root string, src *certs.FileSource, roots *x509.CertPool, caFile string, n int) error {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return fmt.Errorf("KUBEBUILDER_ASSETS is not set (make bench sets it)")
@@ -56,7 +58,8 @@ func apiserverOverhead(ctx context.Context, out io.Writer, root string, src *cer
 	if err != nil {
 		return err
 	}
-	base, err := serveTLS(ctx, src, h)
+	tg := &calls{h: h}
+	base, err := serveTLS(ctx, src, tg)
 	if err != nil {
 		return err
 	}
@@ -68,7 +71,13 @@ func apiserverOverhead(ctx context.Context, out io.Writer, root string, src *cer
 	if err != nil {
 		return err
 	}
-	floorBase, err := serveTLS(ctx, src, floor())
+	// The same configuration, its injection webhook with the other
+	// reinvocationPolicy.
+	amw, avw := mw.DeepCopy(), vw.DeepCopy()
+	amw.Name, avw.Name = "tollgate-other-reinvocation", "tollgate-other-reinvocation"
+	other := otherReinvocation(set, amw)
+	fl := &calls{h: floor()}
+	floorBase, err := serveTLS(ctx, src, fl)
 	if err != nil {
 		return err
 	}
@@ -113,29 +122,36 @@ func apiserverOverhead(ctx context.Context, out io.Writer, root string, src *cer
 	if _, err := create(50); err != nil { // warm up the apiserver and etcd
 		return err
 	}
-	var without, with, floored []time.Duration
+	var without, with, floored, alt []time.Duration
+	var tgCalls, altCalls, floorCalls int64
 	for range 2 {
 		lat, err := create(n / 2)
 		if err != nil {
 			return err
 		}
 		without = append(without, lat...)
-		if err := register(fmw, fvw); err != nil {
-			return err
+		for _, b := range []struct {
+			m, v  any
+			name  string
+			lat   *[]time.Duration
+			calls *int64
+			c     *calls
+		}{
+			{fmw, fvw, fmw.Name, &floored, &floorCalls, fl},
+			{mw, vw, mw.Name, &with, &tgCalls, tg},
+			{amw, avw, amw.Name, &alt, &altCalls, tg},
+		} {
+			if err := register(b.m, b.v); err != nil {
+				return err
+			}
+			before := b.c.n.Load()
+			if lat, err = create(n / 2); err != nil {
+				return err
+			}
+			*b.calls += b.c.n.Load() - before
+			*b.lat = append(*b.lat, lat...)
+			unregister(b.name)
 		}
-		if lat, err = create(n / 2); err != nil {
-			return err
-		}
-		floored = append(floored, lat...)
-		unregister("floor")
-		if err := register(mw, vw); err != nil {
-			return err
-		}
-		if lat, err = create(n / 2); err != nil {
-			return err
-		}
-		with = append(with, lat...)
-		unregister(mw.Name)
 	}
 	q := func(l []time.Duration, p float64) time.Duration {
 		s := slices.Clone(l)
@@ -143,11 +159,37 @@ func apiserverOverhead(ctx context.Context, out io.Writer, root string, src *cer
 		return s[int(p*float64(len(s)-1))]
 	}
 	fmt.Fprintf(out, "\n### Pod creates through kube-apiserver 1.37.2 (%d each, alternating blocks)\n\n", len(with))
-	fmt.Fprintf(out, "| | median | p99 |\n|---|---|---|\n")
-	fmt.Fprintf(out, "| without tollgate | %s | %s |\n", ms(q(without, 0.5)), ms(q(without, 0.99)))
-	fmt.Fprintf(out, "| with the floor server as both webhooks | %s | %s |\n", ms(q(floored, 0.5)), ms(q(floored, 0.99)))
-	fmt.Fprintf(out, "| with tollgate (validate + inject) | %s | %s |\n", ms(q(with, 0.5)), ms(q(with, 0.99)))
-	fmt.Fprintf(out, "| added by the floor webhooks | %s | %s |\n", ms(q(floored, 0.5)-q(without, 0.5)), ms(q(floored, 0.99)-q(without, 0.99)))
-	fmt.Fprintf(out, "| added by tollgate | %s | %s |\n", ms(q(with, 0.5)-q(without, 0.5)), ms(q(with, 0.99)-q(without, 0.99)))
+	per := func(c int64) string { return fmt.Sprintf("%.2f", float64(c)/float64(len(with))) }
+	fmt.Fprintf(out, "| | median | p99 | reviews per create |\n|---|---|---|---|\n")
+	fmt.Fprintf(out, "| without webhooks | %s | %s | |\n", ms(q(without, 0.5)), ms(q(without, 0.99)))
+	fmt.Fprintf(out, "| with the floor server as both webhooks | %s | %s | %s |\n", ms(q(floored, 0.5)), ms(q(floored, 0.99)), per(floorCalls))
+	fmt.Fprintf(out, "| with tollgate (validate + inject) | %s | %s | %s |\n", ms(q(with, 0.5)), ms(q(with, 0.99)), per(tgCalls))
+	fmt.Fprintf(out, "| with tollgate, injection webhook %s | %s | %s | %s |\n", other, ms(q(alt, 0.5)), ms(q(alt, 0.99)), per(altCalls))
+	fmt.Fprintf(out, "| added by the floor webhooks | %s | %s | |\n", ms(q(floored, 0.5)-q(without, 0.5)), ms(q(floored, 0.99)-q(without, 0.99)))
+	fmt.Fprintf(out, "| added by tollgate | %s | %s | |\n", ms(q(with, 0.5)-q(without, 0.5)), ms(q(with, 0.99)-q(without, 0.99)))
+	fmt.Fprintf(out, "| added by tollgate, injection webhook %s | %s | %s | |\n", other, ms(q(alt, 0.5)-q(without, 0.5)), ms(q(alt, 0.99)-q(without, 0.99)))
 	return nil
+}
+
+// otherReinvocation gives the injection webhooks of m the reinvocation
+// policy registration does not give them, and says which.
+func otherReinvocation(set *policy.Set, m *admissionregistrationv1.MutatingWebhookConfiguration) admissionregistrationv1.ReinvocationPolicyType {
+	injection := map[string]bool{}
+	for _, g := range set.Groups {
+		if g.Kind == policy.GroupInjection {
+			injection[g.WebhookName()] = true
+		}
+	}
+	other := admissionregistrationv1.NeverReinvocationPolicy
+	for _, w := range m.Webhooks {
+		if injection[w.Name] && *w.ReinvocationPolicy == other {
+			other = admissionregistrationv1.IfNeededReinvocationPolicy
+		}
+	}
+	for i := range m.Webhooks {
+		if injection[m.Webhooks[i].Name] {
+			m.Webhooks[i].ReinvocationPolicy = &other
+		}
+	}
+	return other
 }
