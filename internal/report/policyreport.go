@@ -39,6 +39,15 @@ type Result struct {
 	Message    string            `json:"message,omitempty"`
 	Resources  []Resource        `json:"resources"`
 	Properties map[string]string `json:"properties,omitempty"`
+	// Timestamp is when the result was first found as it is; the CLI's
+	// reports leave it out.
+	Timestamp *Timestamp `json:"timestamp,omitempty"`
+}
+
+// Timestamp is a PolicyReport result's time (metav1.Timestamp's shape).
+type Timestamp struct {
+	Seconds int64 `json:"seconds"`
+	Nanos   int32 `json:"nanos"`
 }
 
 // Resource is the object reference of a result.
@@ -47,6 +56,8 @@ type Resource struct {
 	Kind       string `json:"kind"`
 	Namespace  string `json:"namespace,omitempty"`
 	Name       string `json:"name"`
+	// UID is set for objects read from a cluster (the policyreport package).
+	UID string `json:"uid,omitempty"`
 }
 
 // ManifestPolicy is the policy name of results about a manifest tollgate
@@ -57,45 +68,55 @@ const ManifestPolicy = "tollgate/manifest"
 func Build(findings []offline.Finding) *PolicyReport {
 	r := &PolicyReport{APIVersion: "wgpolicyk8s.io/v1alpha2", Kind: "PolicyReport", Metadata: Metadata{Name: "tollgate-check"}, Results: []Result{}}
 	for _, f := range findings {
-		o := f.Object
-		res := Resource{APIVersion: o.GVK.GroupVersion().String(), Kind: o.GVK.Kind, Namespace: o.Namespace, Name: o.Name}
-		if res.Name == "" {
-			res.Name = o.GenerateName
-		}
-		var props map[string]string
-		if o.File != "" { // a manifest, not an object read from a cluster
-			props = map[string]string{"file": o.Where()}
-		}
-		if f.Err != nil {
-			r.add(Result{Source: "tollgate", Policy: ManifestPolicy, Result: engine.Error, Message: f.Err.Error(), Resources: []Resource{res}, Properties: props})
-			continue
-		}
-		for _, pr := range f.Results {
-			p := props
-			if pr.Exception != "" {
-				p = map[string]string{"exception": pr.Exception}
-				for k, v := range props {
-					p[k] = v
-				}
-			}
-			r.add(Result{Source: "tollgate", Policy: pr.Policy, Result: pr.Outcome, Message: pr.Message, Resources: []Resource{res}, Properties: p})
+		for _, res := range Results(f) {
+			r.Results = append(r.Results, res)
+			r.Summary.Add(res.Result)
 		}
 	}
 	return r
 }
 
-func (r *PolicyReport) add(res Result) {
-	r.Results = append(r.Results, res)
-	switch res.Result {
+// Results are the report results of one finding: one per policy, or one
+// error result when the manifest could not be evaluated at all.
+func Results(f offline.Finding) []Result {
+	o := f.Object
+	res := Resource{APIVersion: o.GVK.GroupVersion().String(), Kind: o.GVK.Kind, Namespace: o.Namespace, Name: o.Name}
+	if res.Name == "" {
+		res.Name = o.GenerateName
+	}
+	var props map[string]string
+	if o.File != "" { // a manifest, not an object read from a cluster
+		props = map[string]string{"file": o.Where()}
+	}
+	if f.Err != nil {
+		return []Result{{Source: "tollgate", Policy: ManifestPolicy, Result: engine.Error, Message: f.Err.Error(), Resources: []Resource{res}, Properties: props}}
+	}
+	out := make([]Result, 0, len(f.Results))
+	for _, pr := range f.Results {
+		p := props
+		if pr.Exception != "" {
+			p = map[string]string{"exception": pr.Exception}
+			for k, v := range props {
+				p[k] = v
+			}
+		}
+		out = append(out, Result{Source: "tollgate", Policy: pr.Policy, Result: pr.Outcome, Message: pr.Message, Resources: []Resource{res}, Properties: p})
+	}
+	return out
+}
+
+// Add counts one result's outcome.
+func (s *Summary) Add(o engine.Outcome) {
+	switch o {
 	case engine.Pass:
-		r.Summary.Pass++
+		s.Pass++
 	case engine.Fail:
-		r.Summary.Fail++
+		s.Fail++
 	case engine.Warn:
-		r.Summary.Warn++
+		s.Warn++
 	case engine.Error:
-		r.Summary.Error++
+		s.Error++
 	case engine.Skip:
-		r.Summary.Skip++
+		s.Skip++
 	}
 }

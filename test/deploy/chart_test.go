@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
@@ -27,7 +29,8 @@ const root = "../.."
 const chart = root + "/deploy/helm/tollgate"
 
 // helmLabels are the labels the chart adds to every object and Pod template
-// on top of deploy/'s; the comparison ignores them and nothing else.
+// on top of deploy/'s; the comparison ignores them and helmAnnotations, and
+// nothing else.
 var helmLabels = map[string]bool{
 	"helm.sh/chart":                true,
 	"app.kubernetes.io/managed-by": true,
@@ -36,6 +39,10 @@ var helmLabels = map[string]bool{
 	"app.kubernetes.io/part-of":    true,
 	"app.kubernetes.io/component":  true,
 }
+
+// helmAnnotations are the annotations only Helm reads (the report CRDs are
+// kept on helm uninstall).
+var helmAnnotations = map[string]bool{"helm.sh/resource-policy": true}
 
 func helmBinary(t *testing.T) string {
 	t.Helper()
@@ -101,8 +108,9 @@ func objects(t *testing.T, stream []byte) map[string]map[string]any {
 	return objs
 }
 
-// dropHelmLabels removes helmLabels from metadata.labels, at the top and in
-// Pod templates; an emptied labels map goes too.
+// dropHelmLabels removes helmLabels from metadata.labels and helmAnnotations
+// from metadata.annotations, at the top and in Pod templates; an emptied map
+// goes too.
 func dropHelmLabels(v any) {
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -114,14 +122,16 @@ func dropHelmLabels(v any) {
 		return
 	}
 	if md, ok := m["metadata"].(map[string]any); ok {
-		if labels, ok := md["labels"].(map[string]any); ok {
-			for k := range labels {
-				if helmLabels[k] {
-					delete(labels, k)
+		for field, drop := range map[string]map[string]bool{"labels": helmLabels, "annotations": helmAnnotations} {
+			if m, ok := md[field].(map[string]any); ok {
+				for k := range m {
+					if drop[k] {
+						delete(m, k)
+					}
 				}
-			}
-			if len(labels) == 0 {
-				delete(md, "labels")
+				if len(m) == 0 {
+					delete(md, field)
+				}
 			}
 		}
 	}
@@ -246,7 +256,7 @@ func TestChartMonitoringRendersDeployMonitoring(t *testing.T) {
 // values.schema.json turns a typo into an error.
 func TestChartSchemaRejectsTypos(t *testing.T) {
 	h := helmBinary(t)
-	for _, set := range []string{"replcias=5", "image.pullPolicy=always", "certificates.source=selfsigned", "policies.source=inlined", "logLevel=verbose", "metrics.serviceMonitor.enable=true", "failurePolicy=Sometimes", "excludedNamespaces[0]=Not_A_Namespace"} {
+	for _, set := range []string{"replcias=5", "image.pullPolicy=always", "certificates.source=selfsigned", "policies.source=inlined", "logLevel=verbose", "metrics.serviceMonitor.enable=true", "failurePolicy=Sometimes", "excludedNamespaces[0]=Not_A_Namespace", "backgroundAudit.reportsAPI=policyreport", "backgroundAudit.installCRD=false"} {
 		args := []string{"template", "tollgate", chart, "--set", set}
 		out, err := exec.Command(h, args...).CombinedOutput()
 		if err == nil {
@@ -320,7 +330,13 @@ volumes:
 // type (unknown or duplicate fields, wrong types fail). make e2e also has a
 // real apiserver accept them in a server-side dry run.
 func TestChartNonDefaultValuesDecodeStrictly(t *testing.T) {
-	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+	sch := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{scheme.AddToScheme, apiextensionsv1.AddToScheme} {
+		if err := add(sch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	decoder := serializer.NewCodecFactory(sch, serializer.EnableStrict).UniversalDeserializer()
 	for name, values := range map[string][]string{
 		"cert-manager, existing ConfigMap, 5 replicas": {
 			"--set", "certificates.source=cert-manager", "--set", "policies.source=existingConfigMap",
@@ -335,6 +351,7 @@ func TestChartNonDefaultValuesDecodeStrictly(t *testing.T) {
 			"--set", "podAnnotations.a=b", "--set", "imagePullSecrets[0].name=registry"},
 		"embedded policies, no metrics, no PDB": {
 			"--set", "policies.source=embedded", "--set", "metrics.enabled=false", "--set", "podDisruptionBudget.enabled=false"},
+		"wgpolicyk8s reports": {"--set", "backgroundAudit.reportsAPI=wgpolicyk8s"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			args := append([]string{"template", "tollgate", chart, "--namespace", "tollgate-system"}, values...)
@@ -362,10 +379,68 @@ func TestChartNonDefaultValuesDecodeStrictly(t *testing.T) {
 					t.Errorf("replicas %d", *d.Spec.Replicas)
 				}
 			}
-			if kinds["Deployment"] != 1 || kinds["ServiceAccount"] != 1 {
+			if kinds["Deployment"] != 1 || kinds["ServiceAccount"] != 1 || kinds["CustomResourceDefinition"] != 2 {
 				t.Errorf("objects: %v", kinds)
 			}
 			t.Logf("%v", kinds)
+		})
+	}
+}
+
+// backgroundAudit values choose the report CRDs (deploy/crds/'s), the report
+// rule of the ClusterRole and the flags.
+func TestChartBackgroundAudit(t *testing.T) {
+	helmBinary(t)
+	wg := kustomize(t, "deploy/crds/wgpolicyk8s")
+	for name, tt := range map[string]struct {
+		set      []string
+		crds     map[string]map[string]any // kind/namespace/name: object, compared by spec
+		rule     string                    // the reports rule's apiGroup, "" for none
+		arg      string                    // in the args, "" for none of the two
+		otherArg string                    // not in the args
+	}{
+		"defaults":        {crds: kustomize(t, "deploy/crds/openreports"), rule: "openreports.io", otherArg: "--reports-api"},
+		"wgpolicyk8s":     {set: []string{"backgroundAudit.reportsAPI=wgpolicyk8s"}, crds: wg, rule: "wgpolicyk8s.io", arg: "--reports-api=wgpolicyk8s"},
+		"no CRDs":         {set: []string{"backgroundAudit.reportsAPI=wgpolicyk8s", "backgroundAudit.installCRDs=false"}, rule: "wgpolicyk8s.io", arg: "--reports-api=wgpolicyk8s"},
+		"audit disabled":  {set: []string{"backgroundAudit.enabled=false"}, arg: "--background-audit=false"},
+		"disabled, wgpol": {set: []string{"backgroundAudit.enabled=false", "backgroundAudit.reportsAPI=wgpolicyk8s"}, arg: "--background-audit=false", otherArg: "--reports-api"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var args []string
+			for _, s := range tt.set {
+				args = append(args, "--set", s)
+			}
+			objs := helmTemplate(t, args...)
+			got := map[string]map[string]any{}
+			for k, o := range objs {
+				if o["kind"] == "CustomResourceDefinition" {
+					got[k] = map[string]any{"spec": o["spec"]}
+				}
+			}
+			want := map[string]map[string]any{}
+			for k, o := range tt.crds {
+				want[k] = map[string]any{"spec": o["spec"]}
+			}
+			compare(t, want, got)
+			var groups []string
+			for _, r := range objs["ClusterRole/<nil>/tollgate"]["rules"].([]any) {
+				for _, g := range r.(map[string]any)["apiGroups"].([]any) {
+					if strings.HasSuffix(g.(string), "reports.io") || g == "wgpolicyk8s.io" {
+						groups = append(groups, g.(string))
+					}
+				}
+			}
+			if want := []string{tt.rule}; (tt.rule == "" && len(groups) > 0) || (tt.rule != "" && !reflect.DeepEqual(groups, want)) {
+				t.Errorf("report rules for %v, want %q", groups, tt.rule)
+			}
+			c := objs["Deployment/tollgate-system/tollgate"]["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+			a := show(c["args"])
+			if tt.arg != "" && !strings.Contains(a, tt.arg) {
+				t.Errorf("args without %s:\n%s", tt.arg, a)
+			}
+			if tt.otherArg != "" && strings.Contains(a, tt.otherArg) {
+				t.Errorf("args with %s:\n%s", tt.otherArg, a)
+			}
 		})
 	}
 }

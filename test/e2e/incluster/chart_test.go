@@ -74,6 +74,7 @@ func TestChartNonDefaultValuesDryRun(t *testing.T) {
 			"--set", "policies.source=inline", "--set-file", "policies.inline.seed\\.yaml=" + filepath.Join(framework.RepoRoot(), "deploy", "base", "policies", "seed-policies.yaml"),
 			"--set", "nodeSelector.pool=system", "--set", "tolerations[0].key=dedicated", "--set", "tolerations[0].operator=Exists",
 			"--set", "logLevel=debug", "--set", "metrics.port=9100", "--set", "priorityClassName="},
+		"wgpolicyk8s reports": {"--set", "backgroundAudit.reportsAPI=wgpolicyk8s"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			rendered, err := helmTemplate(values...)

@@ -82,6 +82,8 @@ func TestRBACIsLeast(t *testing.T) {
 		{authorizationv1.ResourceAttributes{Namespace: ns, Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Name: "tollgate-leader"}, true},
 		{authorizationv1.ResourceAttributes{Verb: "watch", Resource: "configmaps"}, true},
 		{authorizationv1.ResourceAttributes{Verb: "create", Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}, true},
+		{authorizationv1.ResourceAttributes{Namespace: "default", Verb: "update", Group: "openreports.io", Resource: "reports", Name: "tollgate"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "delete", Group: "openreports.io", Resource: "clusterreports", Name: "tollgate-2"}, true},
 		{authorizationv1.ResourceAttributes{Namespace: ns, Verb: "get", Resource: "secrets", Name: "other"}, false},
 		{authorizationv1.ResourceAttributes{Namespace: ns, Verb: "list", Resource: "secrets"}, false},
 		{authorizationv1.ResourceAttributes{Namespace: "default", Verb: "get", Resource: "secrets", Name: "tollgate-certs"}, false},
@@ -92,6 +94,7 @@ func TestRBACIsLeast(t *testing.T) {
 		{authorizationv1.ResourceAttributes{Verb: "update", Resource: "namespaces", Name: "default"}, false},
 		{authorizationv1.ResourceAttributes{Namespace: "default", Verb: "update", Resource: "configmaps", Name: "x"}, false},
 		{authorizationv1.ResourceAttributes{Verb: "create", Group: "authorization.k8s.io", Resource: "localsubjectaccessreviews", Namespace: "default"}, false},
+		{authorizationv1.ResourceAttributes{Namespace: "default", Verb: "update", Group: "wgpolicyk8s.io", Resource: "policyreports", Name: "tollgate"}, false},
 	}
 	for _, tt := range tests {
 		a := tt.attr
