@@ -34,7 +34,7 @@ func main() {
 	workers := flag.Uint64("concurrency", 16, "connections for the throughput runs")
 	rates := flag.String("rates", "1000,2000,5000", "fixed request rates for the latency runs")
 	e2e := flag.Int("e2e-creates", 300, "Pod creates per side for the apiserver overhead (0: skip)")
-	only := flag.String("only", "load,memory,apiserver", "the parts to run, comma-separated: load (throughput and latency), memory, apiserver (Pod creates)")
+	only := flag.String("only", "load,seed,memory,apiserver", "the parts to run, comma-separated: load (throughput and latency), seed (the seed paths and the floor, interleaved), memory, apiserver (Pod creates)")
 	soakFor := flag.Duration("soak", 0, "instead of the benchmark: a soak of this length (make soak)")
 	soakRate := flag.Int("soak-rate", 1000, "reviews per second of the soak")
 	flag.Parse()
@@ -129,6 +129,9 @@ func run(root string, d time.Duration, workers uint64, rateList string, e2eCreat
 	out := os.Stdout
 	if parts["load"] {
 		loadReport(out, cs, bs, roots, d, workers, rateList)
+	}
+	if parts["seed"] {
+		seedRounds(out, cs, bs, roots, d/4, workers, 8)
 	}
 	if parts["memory"] {
 		if err := memory(out, root, dir, roots, bs[0].data, ss.CertPath(), ss.KeyPath(), 10*time.Second); err != nil {
