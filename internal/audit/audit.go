@@ -54,12 +54,7 @@ func Namespaces(ctx context.Context, client dynamic.Interface) (policy.Namespace
 // Scan lists every object of the resources and evaluates it. progress,
 // when set, is called after each page.
 func Scan(ctx context.Context, client dynamic.Interface, eng *engine.Engine, resources []Resource, progress func(Progress)) ([]offline.Finding, error) {
-	depends := map[string]string{}
-	for _, p := range eng.Set().Policies {
-		if d := RequestDependence(p); d != "" {
-			depends[p.Name()] = d
-		}
-	}
+	depends := Dependences(eng.Set())
 	var out []offline.Finding
 	for i, r := range resources {
 		err := list(ctx, client, r, func(u *unstructured.Unstructured) {
@@ -121,7 +116,7 @@ func Evaluate(ctx context.Context, eng *engine.Engine, r Resource, u *unstructur
 		for _, res := range ev.Results {
 			if d := depends[res.Policy]; d != "" && res.Outcome != engine.Skip {
 				res.Outcome = engine.Skip
-				res.Message = "the verdict depends on the request (" + d + "), not on the stored object"
+				res.Message = DependsMessage(d)
 			}
 			if res.Outcome == engine.Fail {
 				f.Allowed = false
@@ -131,4 +126,10 @@ func Evaluate(ctx context.Context, eng *engine.Engine, r Resource, u *unstructur
 		f.Warnings = append(f.Warnings, ev.Response.Warnings...)
 	}
 	return f
+}
+
+// DependsMessage is what a skip result says of a policy whose verdict
+// depends on d (RequestDependence) rather than on the stored object.
+func DependsMessage(d string) string {
+	return "the verdict depends on the request (" + d + "), not on the stored object"
 }

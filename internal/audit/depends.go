@@ -31,6 +31,18 @@ func RequestDependence(p *policy.Policy) string {
 	return ""
 }
 
+// Dependences maps each policy of the set whose verdict depends on the
+// request to what it depends on (RequestDependence).
+func Dependences(set *policy.Set) map[string]string {
+	out := map[string]string{}
+	for _, p := range set.Policies {
+		if d := RequestDependence(p); d != "" {
+			out[p.Name()] = d
+		}
+	}
+	return out
+}
+
 func expressions(p *policy.Policy) []string {
 	var out []string
 	if p.VAP != nil {

@@ -33,6 +33,7 @@ type Metrics struct {
 	certExpiry *prometheus.GaugeVec
 	reloads    *prometheus.CounterVec
 	leader     prometheus.Gauge
+	audit      auditMetrics
 }
 
 // New registers every collector, Go runtime and process ones included.
@@ -72,6 +73,8 @@ func New() *Metrics {
 			Name: "tollgate_leader", Help: "1 while this replica leads.",
 		}),
 	}
+	m.audit = newAuditMetrics()
+	m.audit.register(m.Registry)
 	m.Registry.MustRegister(m.reviews, m.latency, m.policies, m.warnings, m.exceptions, m.injections, m.panics, m.certExpiry, m.reloads, m.leader,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

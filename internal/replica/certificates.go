@@ -78,7 +78,7 @@ func (r *replica) secretStore(ctx, serving context.Context, cl *cluster) (*certs
 	r.group.Go(func() error { r.reportExpiry(serving, store); return nil })
 	syncer := r.syncer(cl)
 	syncer.CABundle = store.CABundle
-	r.lead(ctx, cl, func(ctx context.Context) {
+	r.lead(func(ctx context.Context) {
 		go store.Rotate(ctx, c.CertCheckInterval)
 		if c.Register {
 			syncer.Run(ctx, r.policies.kick)

@@ -99,6 +99,14 @@ type ClusterConfig struct {
 	// certificates; CertCheckInterval is how often they are checked.
 	CALifetime, CertLifetime, CAOverlap time.Duration
 	CertCheckInterval                   time.Duration
+	// BackgroundAudit has the leader evaluate the stored objects the
+	// validating policies match and keep the results as reports of
+	// ReportsAPI (policyreport.ParseAPI; empty: policyreport.DefaultAPI),
+	// each namespace's written at most once per AuditWriteInterval, all
+	// evaluated again every AuditRescanInterval.
+	BackgroundAudit                         bool
+	ReportsAPI                              string
+	AuditWriteInterval, AuditRescanInterval time.Duration
 }
 
 // ConfigError is a Config that cannot run: missing or contradictory

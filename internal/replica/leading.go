@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
@@ -35,7 +36,7 @@ func (r *replica) registerWithFiles(ctx context.Context, cl *cluster, source str
 		}
 		syncer.Options.CABundle = ca
 	}
-	r.lead(ctx, cl, func(ctx context.Context) { syncer.Run(ctx, r.policies.kick) })
+	r.lead(func(ctx context.Context) { syncer.Run(ctx, r.policies.kick) })
 	return nil
 }
 
@@ -59,14 +60,29 @@ func (r *replica) syncer(cl *cluster) *registration.Syncer {
 	}
 }
 
-// lead runs work on the leader only, or on this replica when election is
-// off, until ctx ends; the Lease is released then.
-func (r *replica) lead(ctx context.Context, cl *cluster, work func(ctx context.Context)) {
+// lead has work run on the leader only, or on this replica when election
+// is off, until ctx ends; startLeading starts them all under one Lease.
+func (r *replica) lead(work func(ctx context.Context)) {
+	r.leading = append(r.leading, work)
+}
+
+// startLeading runs every leader's work, each in its own goroutine, while
+// this replica holds the Lease (always, when election is off), until ctx
+// ends; the Lease is released then.
+func (r *replica) startLeading(ctx context.Context, cl *cluster) {
 	c := &r.cfg.Cluster
+	works := r.leading
+	if cl == nil || len(works) == 0 {
+		return
+	}
 	run := func(ctx context.Context) {
 		r.met.Leading(true)
 		defer r.met.Leading(false)
-		work(ctx)
+		var wg sync.WaitGroup
+		for _, work := range works {
+			wg.Go(func() { work(ctx) })
+		}
+		wg.Wait()
 	}
 	if !c.LeaderElect {
 		r.group.Go(func() error { run(ctx); return nil })

@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 
 	"github.com/tollgate-dev/tollgate/internal/engine"
@@ -11,10 +12,14 @@ import (
 )
 
 // policies is the replica's current policy set, replaced whole on reload,
-// with a channel that tells registration to apply again.
+// with a channel that tells registration to apply again, and those of
+// whoever else follows reloads.
 type policies struct {
 	set  atomic.Pointer[policy.Set]
 	kick chan struct{}
+
+	mu       sync.Mutex
+	watchers []chan struct{}
 }
 
 func newPolicies(s *policy.Set) *policies {
@@ -28,6 +33,23 @@ func (p *policies) current() *policy.Set { return p.set.Load() }
 func (p *policies) replace(s *policy.Set) {
 	p.set.Store(s)
 	p.poke()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.watchers {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// changes tells of each replacement; a pending one is enough.
+func (p *policies) changes() <-chan struct{} {
+	c := make(chan struct{}, 1)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.watchers = append(p.watchers, c)
+	return c
 }
 
 // poke asks registration to apply again; a pending request is enough.

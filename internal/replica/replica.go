@@ -28,6 +28,8 @@ type replica struct {
 	// loaded is the policy.Fingerprint of cfg.Policies before it was loaded.
 	loaded string
 	group  *errgroup.Group
+	// leading is the work of the leader (lead), started by startLeading.
+	leading []func(ctx context.Context)
 }
 
 // Run serves until ctx ends, then shuts down in order. First the leader's
@@ -127,6 +129,9 @@ func (r *replica) start(ctx, serving context.Context) (*server.Server, error) {
 		return nil, err
 	}
 	if cl != nil {
+		if err := r.backgroundAudit(ctx, cl, engOpts); err != nil {
+			return nil, err
+		}
 		engOpts.Namespaces = cl.namespace
 		srvCfg.ReadyChecks = cl.readyChecks
 	}
@@ -139,6 +144,7 @@ func (r *replica) start(ctx, serving context.Context) (*server.Server, error) {
 		return nil, err
 	}
 	r.watchPolicies(serving, srv, engOpts, ext)
+	r.startLeading(ctx, cl)
 	if r.cfg.MetricsListen != "" {
 		r.group.Go(func() error { return r.met.Serve(serving, r.cfg.MetricsListen, r.log) })
 	}

@@ -84,6 +84,12 @@ func TestRBACIsLeast(t *testing.T) {
 		{authorizationv1.ResourceAttributes{Verb: "create", Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}, true},
 		{authorizationv1.ResourceAttributes{Namespace: "default", Verb: "update", Group: "openreports.io", Resource: "reports", Name: "tollgate"}, true},
 		{authorizationv1.ResourceAttributes{Verb: "delete", Group: "openreports.io", Resource: "clusterreports", Name: "tollgate-2"}, true},
+		// The background audit reads the kinds the policies match, never Secrets, and writes none of them.
+		{authorizationv1.ResourceAttributes{Verb: "watch", Resource: "pods"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "list", Group: "apps", Resource: "deployments"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "list", Resource: "secrets"}, false},
+		{authorizationv1.ResourceAttributes{Namespace: "default", Verb: "patch", Group: "apps", Resource: "deployments", Name: "x"}, false},
+		{authorizationv1.ResourceAttributes{Namespace: "default", Verb: "delete", Resource: "pods", Name: "x"}, false},
 		{authorizationv1.ResourceAttributes{Namespace: ns, Verb: "get", Resource: "secrets", Name: "other"}, false},
 		{authorizationv1.ResourceAttributes{Namespace: ns, Verb: "list", Resource: "secrets"}, false},
 		{authorizationv1.ResourceAttributes{Namespace: "default", Verb: "get", Resource: "secrets", Name: "tollgate-certs"}, false},
@@ -235,7 +241,9 @@ func TestMetrics(t *testing.T) {
 		`tollgate_review_duration_seconds_bucket{path="/validate/require-environment",le="0.0001"}`,
 		`tollgate_injections_total{policy="nginx-sidecar"}`,
 		`tollgate_certificate_expiry_timestamp_seconds{certificate="serving"}`,
-		`tollgate_policy_loads_total{result="success"} 1`,
+		// Not "1": TestBackgroundAudit, before, reloads policies.
+		`tollgate_policy_loads_total{result="success"} `,
+		"tollgate_background_audit_scan_duration_seconds_count ",
 		"tollgate_leader ",
 		"tollgate_panics_total 0",
 	} {

@@ -1,0 +1,472 @@
+// Package backgroundaudit owns the leader's background audit: it watches
+// every resource kind the loaded validating policies match (tollgate
+// policies and ValidatingAdmissionPolicies alike), and Namespaces for
+// their labels, evaluates each stored object with the engine as a CREATE
+// of it (audit.Evaluate), keeps the latest results per object, and writes
+// each namespace's results as its reports, rate-limited, only when they
+// change. A changed object is evaluated again alone; a reloaded policy set
+// starts and stops informers and evaluates everything again; an exception
+// that expires is applied nowhere from its expiresAt on, without any
+// object changing; a periodic rescan catches what a watch missed.
+package backgroundaudit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/tollgate-dev/tollgate/internal/audit"
+	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/metrics"
+	"github.com/tollgate-dev/tollgate/internal/offline"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+// Reports keeps the reports of each namespace ("" is cluster scope):
+// policyreport.Writer.
+type Reports interface {
+	// Sync makes a namespace's reports hold the findings, writing only
+	// what differs; no findings delete them.
+	Sync(ctx context.Context, namespace string, findings []offline.Finding) (int, error)
+	// Existing are the namespaces that hold tollgate's reports.
+	Existing(ctx context.Context) (map[string]int, error)
+}
+
+// Config is what a background audit runs with.
+type Config struct {
+	Client    dynamic.Interface
+	Discovery discovery.DiscoveryInterface
+	Reports   Reports
+	// Policies is the current policy set; Changed tells it was replaced.
+	Policies func() *policy.Set
+	Changed  <-chan struct{}
+	// Engine are the admission engine's options; Namespaces is replaced
+	// by the audit's own namespace informer.
+	Engine engine.Options
+	// WriteInterval is the least time between two writes of a
+	// namespace's reports; RescanInterval how often everything is
+	// evaluated again.
+	WriteInterval, RescanInterval time.Duration
+	// Workers evaluate objects in parallel.
+	Workers int
+	Log     *slog.Logger
+	Metrics *metrics.Metrics
+}
+
+func (c *Config) defaults() {
+	if c.WriteInterval <= 0 {
+		c.WriteInterval = 2 * time.Second
+	}
+	if c.RescanInterval <= 0 {
+		c.RescanInterval = 10 * time.Minute
+	}
+	if c.Workers <= 0 {
+		c.Workers = 2
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	if c.Metrics == nil {
+		c.Metrics = metrics.New()
+	}
+}
+
+// state is what objects are evaluated with: replaced whole on reload.
+type state struct {
+	set     *policy.Set
+	eng     *engine.Engine
+	depends map[string]string
+}
+
+type auditor struct {
+	cfg     Config
+	results *results
+	objects workqueue.TypedInterface[string]
+	// inflight counts objects being evaluated, taken from objects.
+	inflight atomic.Int64
+	state    atomic.Pointer[state]
+	flush    *flusher
+	// ready: a full evaluation is done; reports may be written.
+	ready atomic.Bool
+
+	mu         sync.Mutex
+	watching   map[schema.GroupVersionResource]*watched
+	namespaces *watched
+}
+
+var namespacesResource = audit.Resource{GVR: corev1.SchemeGroupVersion.WithResource("namespaces"), Kind: "Namespace"}
+
+// Run audits until ctx ends: on the leader only.
+func Run(ctx context.Context, cfg Config) error {
+	cfg.defaults()
+	if cfg.Reports == nil {
+		return errNoReports
+	}
+	a := &auditor{cfg: cfg, results: newResults(), objects: workqueue.NewTyped[string](), watching: map[schema.GroupVersionResource]*watched{}}
+	a.flush = newFlusher(a, cfg.WriteInterval)
+	defer a.stopAll()
+	defer a.objects.ShutDown()
+	defer a.flush.queue.ShutDown()
+	existing, err := cfg.Reports.Existing(ctx)
+	if err != nil {
+		cfg.Log.Error("background audit: cannot read the existing reports; those of namespaces without findings now are left alone", slog.Any("error", err))
+	} else {
+		cfg.Log.Info("background audit: resuming from the existing reports", slog.Int("namespaces", len(existing)))
+	}
+	for range cfg.Workers {
+		go a.work(ctx)
+	}
+	for range writers {
+		go a.flush.run(ctx)
+	}
+	if err := a.reload(ctx); err != nil {
+		return err
+	}
+	for ns := range existing {
+		if !a.results.has(ns) {
+			a.flush.mark(ns)
+		}
+	}
+	rescan := time.NewTicker(cfg.RescanInterval)
+	defer rescan.Stop()
+	expiry := time.NewTimer(0)
+	<-expiry.C
+	a.scheduleExpiry(expiry)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-cfg.Changed:
+			if err := a.reload(ctx); err != nil {
+				return err
+			}
+			a.scheduleExpiry(expiry)
+		case <-rescan.C:
+			a.enqueueAll()
+		case <-expiry.C:
+			st := a.state.Load()
+			gone := expired(st.set.Exceptions, time.Now())
+			keys := a.results.exemptedBy(gone)
+			if len(keys) > 0 {
+				cfg.Log.Info("background audit: exceptions expired; the objects they exempted are evaluated again", slog.Any("exceptions", keysOf(gone)), slog.Int("objects", len(keys)))
+			}
+			for _, k := range keys {
+				a.objects.Add(k)
+			}
+			a.scheduleExpiry(expiry)
+		}
+	}
+}
+
+// scheduleExpiry sets the timer to the next expiresAt of the loaded
+// exceptions, a moment after it so that the exception is expired then.
+func (a *auditor) scheduleExpiry(t *time.Timer) {
+	now := time.Now()
+	if next, ok := nextExpiry(a.state.Load().set.Exceptions, now); ok {
+		t.Reset(next.Sub(now) + 50*time.Millisecond)
+	}
+}
+
+// reload evaluates everything with the current policy set: informers for
+// the kinds it matches started, the others stopped and their results
+// dropped; reports wait until every object has been evaluated.
+func (a *auditor) reload(ctx context.Context) error {
+	start := time.Now()
+	a.ready.Store(false)
+	set := a.cfg.Policies()
+	resources, err := audit.Resources(a.cfg.Discovery, set)
+	if err != nil {
+		a.cfg.Log.Error("background audit: some resources could not be discovered; their objects are not audited", slog.Any("error", err))
+	}
+	opts := a.cfg.Engine
+	opts.Namespaces = a.namespace
+	a.state.Store(&state{set: set, eng: engine.New(set, opts), depends: audit.Dependences(set)})
+	if err := a.follow(ctx, resources); err != nil {
+		return err
+	}
+	if err := a.settle(ctx); err != nil {
+		return err
+	}
+	a.enqueueAll()
+	if err := a.drain(ctx); err != nil {
+		return err
+	}
+	a.ready.Store(true)
+	took := time.Since(start)
+	a.cfg.Metrics.BackgroundAuditScan(took)
+	a.cfg.Log.Info("background audit: every object evaluated", slog.Int("resources", len(resources)), slog.Int("objects", len(a.results.keys())), slog.Duration("took", took))
+	return nil
+}
+
+// follow starts an informer per resource not watched yet and stops those
+// no policy matches any more, dropping their results.
+func (a *auditor) follow(ctx context.Context, resources []audit.Resource) error {
+	want := map[schema.GroupVersionResource]audit.Resource{}
+	for _, r := range resources {
+		want[r.GVR] = r
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.namespaces == nil {
+		w, err := a.watch(ctx, namespacesResource, false)
+		if err != nil {
+			return err
+		}
+		a.namespaces = w
+		a.watching[namespacesResource.GVR] = w
+	}
+	for gvr, w := range a.watching {
+		if _, ok := want[gvr]; ok || w == a.namespaces {
+			continue
+		}
+		w.stop()
+		delete(a.watching, gvr)
+		a.cfg.Metrics.BackgroundAuditUnreadable(gvr.GroupResource().String(), false)
+		a.cfg.Log.Info("background audit: no policy matches this resource any more", slog.String("resource", gvr.GroupResource().String()))
+	}
+	a.namespaces.audited.Store(false)
+	for gvr, r := range want {
+		if w, ok := a.watching[gvr]; ok {
+			w.audited.Store(true)
+			continue
+		}
+		w, err := a.watch(ctx, r, true)
+		if err != nil {
+			return err
+		}
+		a.watching[gvr] = w
+	}
+	return nil
+}
+
+func (a *auditor) watch(ctx context.Context, r audit.Resource, audited bool) (*watched, error) {
+	handle := func(w *watched) cache.ResourceEventHandler {
+		return cache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj any) { a.event(w, obj, nil) },
+			UpdateFunc: func(old, cur any) {
+				o, _ := old.(*unstructured.Unstructured)
+				c, _ := cur.(*unstructured.Unstructured)
+				if changed(o, c) {
+					a.event(w, cur, o)
+				}
+			},
+			DeleteFunc: func(obj any) { a.event(w, obj, nil) },
+		}
+	}
+	w, err := watch(ctx, a.cfg.Client, r, audited, handle, a.watchFailed)
+	if err != nil {
+		return nil, fmt.Errorf("background audit: watch %s: %w", r.GVR.GroupResource(), err)
+	}
+	return w, nil
+}
+
+// event queues the object for evaluation; for a Namespace whose labels
+// changed, every object in it (namespaceSelectors read them).
+func (a *auditor) event(w *watched, obj any, old *unstructured.Unstructured) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return
+	}
+	if w.audited.Load() {
+		a.objects.Add(objectKey(w.resource.GVR, key))
+	}
+	if w.resource.GVR != namespacesResource.GVR {
+		return
+	}
+	cur, ok := obj.(*unstructured.Unstructured)
+	if !ok || old == nil || labelsEqual(old.GetLabels(), cur.GetLabels()) {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, x := range a.watching {
+		if x.audited.Load() && x.resource.Namespaced {
+			for _, k := range x.keysIn(cur.GetName()) {
+				a.objects.Add(k)
+			}
+		}
+	}
+}
+
+func labelsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// watchFailed reports a resource tollgate cannot list or watch: logged
+// with what to grant, and counted, never a silently empty report.
+func (a *auditor) watchFailed(w *watched, err error) {
+	gr := w.resource.GVR.GroupResource().String()
+	a.cfg.Metrics.BackgroundAuditUnreadable(gr, true)
+	a.cfg.Log.Error("background audit: cannot list or watch a resource the policies match; its objects are missing from the reports until tollgate's ClusterRole grants get, list and watch on it (chart value backgroundAudit.resources)",
+		slog.String("resource", gr), slog.Any("error", err))
+}
+
+// settle waits until every informer has read its objects or failed to.
+func (a *auditor) settle(ctx context.Context) error {
+	for {
+		pending := 0
+		a.mu.Lock()
+		for _, w := range a.watching {
+			ok, err := w.settled()
+			if !ok {
+				pending++
+			} else if err == nil {
+				a.cfg.Metrics.BackgroundAuditUnreadable(w.resource.GVR.GroupResource().String(), false)
+			}
+		}
+		a.mu.Unlock()
+		if pending == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// enqueueAll queues every object held and every object with results (one
+// deleted unseen is dropped then).
+func (a *auditor) enqueueAll() {
+	a.mu.Lock()
+	for _, w := range a.watching {
+		if w.audited.Load() {
+			for _, k := range w.keys() {
+				a.objects.Add(k)
+			}
+		}
+	}
+	a.mu.Unlock()
+	for _, k := range a.results.keys() {
+		a.objects.Add(k)
+	}
+}
+
+// drain waits until every queued object has been evaluated.
+func (a *auditor) drain(ctx context.Context) error {
+	for a.objects.Len() > 0 || a.inflight.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+func (a *auditor) stopAll() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, w := range a.watching {
+		w.stop()
+	}
+}
+
+// work evaluates queued objects until the queue shuts down.
+func (a *auditor) work(ctx context.Context) {
+	for {
+		key, shutdown := a.objects.Get()
+		if shutdown {
+			return
+		}
+		a.inflight.Add(1)
+		if err := a.evaluate(ctx, key); err != nil {
+			a.cfg.Log.Error("background audit", slog.String("object", key), slog.Any("error", err))
+		}
+		a.objects.Done(key)
+		a.inflight.Add(-1)
+	}
+}
+
+// evaluate decides one object again and marks its namespace when its
+// results changed.
+func (a *auditor) evaluate(ctx context.Context, key string) error {
+	gvr, storeKey, err := splitKey(key)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	w := a.watching[gvr]
+	a.mu.Unlock()
+	var obj any
+	exists := false
+	if w != nil && w.audited.Load() {
+		if obj, exists, err = w.informer.GetStore().GetByKey(storeKey); err != nil {
+			return err
+		}
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !exists || !ok {
+		if ns, ok := a.results.remove(key); ok {
+			a.flush.mark(ns)
+		}
+		return nil
+	}
+	u = u.DeepCopy()
+	st := a.state.Load()
+	f, keep := reported(audit.Evaluate(ctx, st.eng, w.resource, u, st.depends), st.depends)
+	// The informer holds the object; a report names it, with its uid.
+	f.Object.JSON = []byte(`{"metadata":{"uid":` + strconv.Quote(string(u.GetUID())) + `}}`)
+	if !keep {
+		if ns, ok := a.results.remove(key); ok {
+			a.flush.mark(ns)
+		}
+		return nil
+	}
+	if a.results.set(key, entry{namespace: u.GetNamespace(), uid: u.GetUID(), finding: f}) {
+		a.flush.mark(u.GetNamespace())
+	}
+	return nil
+}
+
+// namespace serves engine.Options.Namespaces from the audit's informer.
+func (a *auditor) namespace(name string) (*corev1.Namespace, bool) {
+	a.mu.Lock()
+	w := a.namespaces
+	a.mu.Unlock()
+	if w == nil {
+		return nil, false
+	}
+	obj, ok, err := w.informer.GetStore().GetByKey(name)
+	if err != nil || !ok {
+		return nil, false
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, false
+	}
+	return policy.NamespaceOf(name, u.GetLabels()), true
+}
+
+func keysOf(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// errNoReports is returned by Run without a Reports.
+var errNoReports = errors.New("background audit needs a report writer")

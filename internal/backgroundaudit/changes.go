@@ -1,0 +1,82 @@
+package backgroundaudit
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/tollgate-dev/tollgate/internal/audit"
+	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/exception"
+	"github.com/tollgate-dev/tollgate/internal/offline"
+)
+
+// changed tells whether an update may change what the policies make of an
+// object: not when only its status, resourceVersion or managedFields moved
+// (a controller's heartbeat). A policy decides a CREATE, whose status the
+// apiserver has reset, so status is not the object's to be judged by.
+func changed(old, cur *unstructured.Unstructured) bool {
+	if old == nil || cur == nil {
+		return true
+	}
+	return !equality.Semantic.DeepEqual(judged(old), judged(cur))
+}
+
+func judged(u *unstructured.Unstructured) map[string]any {
+	out := make(map[string]any, len(u.Object))
+	for k, v := range u.Object {
+		if k != "status" && k != "metadata" {
+			out[k] = v
+		}
+	}
+	if meta, ok := u.Object["metadata"].(map[string]any); ok {
+		m := make(map[string]any, len(meta))
+		for k, v := range meta {
+			if k != "resourceVersion" && k != "managedFields" {
+				m[k] = v
+			}
+		}
+		out["metadata"] = m
+	}
+	return out
+}
+
+// reported keeps the results a report shows: every pass, fail, warn and
+// error, and the skips that say something about the object (an exception,
+// a verdict that depends on the request); not the policies that do not
+// apply to it at all. ok is false when none is left.
+func reported(f offline.Finding, depends map[string]string) (offline.Finding, bool) {
+	var keep []engine.Result
+	for _, r := range f.Results {
+		d := depends[r.Policy]
+		if r.Outcome != engine.Skip || r.Exception != "" || (d != "" && r.Message == audit.DependsMessage(d)) {
+			keep = append(keep, r)
+		}
+	}
+	f.Results = keep
+	return f, len(keep) > 0 || f.Err != nil
+}
+
+// nextExpiry is the earliest expiresAt after now among the exceptions, and
+// whether there is one.
+func nextExpiry(exceptions []*exception.Exception, now time.Time) (time.Time, bool) {
+	var next time.Time
+	for _, e := range exceptions {
+		if at := e.Spec.ExpiresAt; at != nil && at.After(now) && (next.IsZero() || at.Time.Before(next)) {
+			next = at.Time
+		}
+	}
+	return next, !next.IsZero()
+}
+
+// expired names the exceptions whose expiresAt has passed at now.
+func expired(exceptions []*exception.Exception, now time.Time) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range exceptions {
+		if !e.Active(now) {
+			out[e.Name()] = true
+		}
+	}
+	return out
+}

@@ -1,0 +1,126 @@
+package backgroundaudit
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/tollgate-dev/tollgate/internal/audit"
+	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/exception"
+	"github.com/tollgate-dev/tollgate/internal/manifest"
+	"github.com/tollgate-dev/tollgate/internal/offline"
+)
+
+func pod(mutate func(m map[string]any)) *unstructured.Unstructured {
+	m := map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": "p", "namespace": "a", "resourceVersion": "1", "labels": map[string]any{"app": "x"},
+			"managedFields": []any{map[string]any{"manager": "kubectl"}}},
+		"spec":   map[string]any{"containers": []any{map[string]any{"name": "c", "image": "nginx"}}},
+		"status": map[string]any{"phase": "Pending"},
+	}
+	if mutate != nil {
+		mutate(m)
+	}
+	return &unstructured.Unstructured{Object: m}
+}
+
+func meta(m map[string]any) map[string]any { return m["metadata"].(map[string]any) }
+
+func TestChanged(t *testing.T) {
+	tests := []struct {
+		name string
+		cur  *unstructured.Unstructured
+		want bool
+	}{
+		{"same", pod(nil), false},
+		{"status only", pod(func(m map[string]any) { m["status"] = map[string]any{"phase": "Running"} }), false},
+		{"resourceVersion only", pod(func(m map[string]any) { meta(m)["resourceVersion"] = "2" }), false},
+		{"managedFields only", pod(func(m map[string]any) { delete(meta(m), "managedFields") }), false},
+		{"a label", pod(func(m map[string]any) { meta(m)["labels"] = map[string]any{"app": "y"} }), true},
+		{"an annotation", pod(func(m map[string]any) { meta(m)["annotations"] = map[string]any{"a": "b"} }), true},
+		{"the spec", pod(func(m map[string]any) {
+			m["spec"] = map[string]any{"containers": []any{map[string]any{"name": "c", "image": "nginx:1"}}}
+		}), true},
+		{"deleted", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := changed(pod(nil), tt.cur); got != tt.want {
+				t.Errorf("changed = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestReported(t *testing.T) {
+	depends := map[string]string{"who": "request.userInfo"}
+	obj := &manifest.Object{Name: "p"}
+	tests := []struct {
+		name    string
+		results []engine.Result
+		want    []string // policies kept
+		keep    bool
+	}{
+		{"fail and pass kept", []engine.Result{{Policy: "a", Outcome: engine.Fail}, {Policy: "b", Outcome: engine.Pass}}, []string{"a", "b"}, true},
+		{"not matching dropped", []engine.Result{{Policy: "a", Outcome: engine.Skip, Message: "does not match the request"}, {Policy: "b", Outcome: engine.Warn}}, []string{"b"}, true},
+		{"exempted kept", []engine.Result{{Policy: "a", Outcome: engine.Skip, Exception: "x"}}, []string{"a"}, true},
+		{"request-dependent kept", []engine.Result{{Policy: "who", Outcome: engine.Skip, Message: audit.DependsMessage("request.userInfo")}}, []string{"who"}, true},
+		{"request-dependent but not matching dropped", []engine.Result{{Policy: "who", Outcome: engine.Skip, Message: "does not match the request"}}, nil, false},
+		{"nothing applies", []engine.Result{{Policy: "a", Outcome: engine.Skip, Message: "namespace kube-system is exempt"}}, nil, false},
+		{"no results", nil, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, keep := reported(offline.Finding{Object: obj, Results: tt.results}, depends)
+			var got []string
+			for _, r := range f.Results {
+				got = append(got, r.Policy)
+			}
+			if keep != tt.keep || !slices.Equal(got, tt.want) {
+				t.Errorf("reported = %v, %v; want %v, %v", got, keep, tt.want, tt.keep)
+			}
+		})
+	}
+}
+
+func exc(name string, expires *time.Time) *exception.Exception {
+	e := &exception.Exception{Metadata: exception.Metadata{Name: name}}
+	if expires != nil {
+		e.Spec.ExpiresAt = &metav1.Time{Time: *expires}
+	}
+	return e
+}
+
+func TestExpiry(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	past, soon, later := now.Add(-time.Minute), now.Add(time.Second), now.Add(time.Hour)
+	tests := []struct {
+		name string
+		list []*exception.Exception
+		next time.Time
+		gone []string
+	}{
+		{"none", nil, time.Time{}, nil},
+		{"no expiry", []*exception.Exception{exc("forever", nil)}, time.Time{}, nil},
+		{"earliest ahead", []*exception.Exception{exc("later", &later), exc("soon", &soon), exc("past", &past)}, soon, []string{"past"}},
+		{"all past", []*exception.Exception{exc("past", &past)}, time.Time{}, []string{"past"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			next, ok := nextExpiry(tt.list, now)
+			if ok != !tt.next.IsZero() || !next.Equal(tt.next) {
+				t.Errorf("nextExpiry = %v, %v; want %v", next, ok, tt.next)
+			}
+			got := keysOf(expired(tt.list, now))
+			slices.Sort(got)
+			if !slices.Equal(got, tt.gone) {
+				t.Errorf("expired = %v, want %v", got, tt.gone)
+			}
+		})
+	}
+}

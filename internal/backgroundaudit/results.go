@@ -1,0 +1,136 @@
+package backgroundaudit
+
+import (
+	"slices"
+	"sort"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/offline"
+)
+
+// entry is what the policies made of one stored object.
+type entry struct {
+	namespace string
+	uid       types.UID
+	finding   offline.Finding
+}
+
+// results holds the latest finding of every audited object, by key
+// (resource and namespace/name), and which keys each namespace holds. It
+// tells whether a new finding changes a namespace's report.
+type results struct {
+	mu          sync.Mutex
+	byKey       map[string]entry
+	byNamespace map[string]map[string]struct{}
+}
+
+func newResults() *results {
+	return &results{byKey: map[string]entry{}, byNamespace: map[string]map[string]struct{}{}}
+}
+
+// set keeps e for key; it returns whether the namespace's report changes.
+func (r *results) set(key string, e entry) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old, ok := r.byKey[key]; ok && old.uid == e.uid && sameFinding(old.finding, e.finding) {
+		return false
+	}
+	r.byKey[key] = e
+	keys := r.byNamespace[e.namespace]
+	if keys == nil {
+		keys = map[string]struct{}{}
+		r.byNamespace[e.namespace] = keys
+	}
+	keys[key] = struct{}{}
+	return true
+}
+
+// remove forgets key; it returns the namespace whose report changes, and
+// whether there was anything to forget.
+func (r *results) remove(key string) (string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.byKey[key]
+	if !ok {
+		return "", false
+	}
+	delete(r.byKey, key)
+	keys := r.byNamespace[e.namespace]
+	delete(keys, key)
+	if len(keys) == 0 {
+		delete(r.byNamespace, e.namespace)
+	}
+	return e.namespace, true
+}
+
+// findings are a namespace's findings, in key order: a report's content
+// does not depend on the order objects were evaluated in.
+func (r *results) findings(namespace string) []offline.Finding {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	keys := make([]string, 0, len(r.byNamespace[namespace]))
+	for k := range r.byNamespace[namespace] {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]offline.Finding, len(keys))
+	for i, k := range keys {
+		out[i] = r.byKey[k].finding
+	}
+	return out
+}
+
+// keys are every key held.
+func (r *results) keys() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(r.byKey))
+	for k := range r.byKey {
+		out = append(out, k)
+	}
+	return out
+}
+
+// exemptedBy are the keys with a result exempted by one of the exceptions.
+func (r *results) exemptedBy(exceptions map[string]bool) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for k, e := range r.byKey {
+		if slices.ContainsFunc(e.finding.Results, func(res engine.Result) bool { return exceptions[res.Exception] }) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// has tells whether a namespace holds results.
+func (r *results) has(namespace string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.byNamespace[namespace]) > 0
+}
+
+// counts are the results held, by outcome.
+func (r *results) counts() map[engine.Outcome]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[engine.Outcome]int{}
+	for _, e := range r.byKey {
+		for _, res := range e.finding.Results {
+			out[res.Outcome]++
+		}
+	}
+	return out
+}
+
+func sameFinding(a, b offline.Finding) bool {
+	if (a.Err == nil) != (b.Err == nil) || (a.Err != nil && a.Err.Error() != b.Err.Error()) {
+		return false
+	}
+	x, y := a.Object, b.Object
+	return x.GVK == y.GVK && x.Namespace == y.Namespace && x.Name == y.Name && slices.Equal(a.Results, b.Results)
+}
