@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -48,21 +47,10 @@ func patchingFloor(set *policy.Set) (http.Handler, error) {
 	}
 	encoded := base64.StdEncoding.EncodeToString(ops)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+		uid, ok := reviewUID(w, r)
+		if !ok {
 			return
 		}
-		var review struct {
-			Request struct {
-				UID string `json:"uid"`
-			} `json:"request"`
-		}
-		if err := json.Unmarshal(body, &review); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		uid, _ := json.Marshal(review.Request.UID)
 		answer := `"allowed":true`
 		if strings.HasPrefix(r.URL.Path, "/mutate/") {
 			answer += `,"patchType":"JSONPatch","patch":"` + encoded + `"`

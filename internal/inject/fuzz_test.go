@@ -63,14 +63,15 @@ func FuzzInject(f *testing.F) {
 	})
 }
 
-func readJSONFile(f *testing.F, path string) []byte {
+func readJSONFile(tb testing.TB, path string) []byte {
+	tb.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
 	js, err := yamlToJSON(data)
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
 	return js
 }

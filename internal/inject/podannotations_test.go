@@ -2,7 +2,6 @@ package inject
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -89,14 +88,7 @@ func TestReadAnnotationsAsReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, in := range inputs {
-		data, err := os.ReadFile(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		js, err := yamlToJSON(data)
-		if err != nil {
-			t.Fatal(err)
-		}
+		js := readJSONFile(t, in)
 		var p fastjson.Parser
 		v, err := p.ParseBytes(js)
 		if err != nil {
