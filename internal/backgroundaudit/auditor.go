@@ -15,6 +15,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -287,7 +289,7 @@ func (a *auditor) event(w *watched, obj any, old *unstructured.Unstructured) {
 		return
 	}
 	cur, ok := obj.(*unstructured.Unstructured)
-	if !ok || old == nil || labelsEqual(old.GetLabels(), cur.GetLabels()) {
+	if !ok || old == nil || maps.Equal(old.GetLabels(), cur.GetLabels()) {
 		return
 	}
 	a.mu.Lock()
@@ -299,18 +301,6 @@ func (a *auditor) event(w *watched, obj any, old *unstructured.Unstructured) {
 			}
 		}
 	}
-}
-
-func labelsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // watchFailed reports a resource tollgate cannot list or watch: logged
@@ -460,13 +450,7 @@ func (a *auditor) namespace(name string) (*corev1.Namespace, bool) {
 	return policy.NamespaceOf(name, u.GetLabels()), true
 }
 
-func keysOf(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
+func keysOf(m map[string]bool) []string { return slices.Collect(maps.Keys(m)) }
 
 // errNoReports is returned by Run without a Reports.
 var errNoReports = errors.New("background audit needs a report writer")

@@ -160,14 +160,25 @@ type Outcome struct {
 	Skipped bool
 	// Violations are the failed rules, with their messages and reasons.
 	Violations []Violation
-	// Err is an evaluation error (a runtime error or the cost limit).
+	// Err is an evaluation error (a runtime error or the cost limit): a
+	// condition's, or the last of RuleErrors.
 	Err error
+	// RuleErrors are the rules that could not be evaluated.
+	RuleErrors []RuleError
 }
 
 // Violation is one failed rule.
 type Violation struct {
 	Message string
 	Reason  string
+	// Rule is the rule's index in the policy's expressions.
+	Rule int
+}
+
+// RuleError is a rule that could not be evaluated.
+type RuleError struct {
+	Rule int
+	Err  error
 }
 
 // Evaluate runs the program. It never panics on a hostile object: errors
@@ -185,12 +196,13 @@ func (p *Program) Evaluate(ctx context.Context, in *Input) Outcome {
 	}
 	res := p.validator.Validate(ctx, in.Resource, va, nil, in.NamespaceObject, celconfig.RuntimeCELCostBudget, nil)
 	var out Outcome
-	for _, d := range res.Decisions {
+	for i, d := range res.Decisions {
 		switch {
 		case d.Evaluation == validating.EvalError:
 			out.Err = fmt.Errorf("%s", d.Message)
+			out.RuleErrors = append(out.RuleErrors, RuleError{Rule: i, Err: out.Err})
 		case d.Action == validating.ActionDeny:
-			out.Violations = append(out.Violations, Violation{Message: d.Message, Reason: string(d.Reason)})
+			out.Violations = append(out.Violations, Violation{Message: d.Message, Reason: string(d.Reason), Rule: i})
 		}
 	}
 	return out

@@ -58,7 +58,7 @@ func TestEvaluate(t *testing.T) {
 		{"latest", input(deployment("registry.example.com/app:latest"), "alice"), false,
 			[]Violation{{Message: "image registry.example.com/app:latest is not pinned", Reason: "Invalid"}}},
 		{"both rules fail", input(deployment("docker.io/app:latest"), "alice"), false,
-			[]Violation{{Message: "image docker.io/app:latest is not pinned", Reason: "Invalid"}, {Message: "images come from registry.example.com", Reason: "Invalid"}}},
+			[]Violation{{Message: "image docker.io/app:latest is not pinned", Reason: "Invalid"}, {Message: "images come from registry.example.com", Reason: "Invalid", Rule: 1}}},
 		{"condition false", input(deployment("docker.io/app:latest"), "system:serviceaccount:ci:bot"), true, nil},
 	}
 	for _, tt := range tests {

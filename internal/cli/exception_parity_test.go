@@ -24,7 +24,8 @@ import (
 
 // exceptionCases is the one table every path must agree on. legacy-apps
 // exempts shop/legacy-* from both policies; old-batch would exempt
-// tier=batch Pods but expired in 2020, so it is applied nowhere.
+// tier=batch Pods but expired in 2020, so it is applied nowhere; debug-tools
+// lifts one named rule of pod-hygiene from shop/debug-*.
 var exceptionCases = []struct {
 	pod, policy string
 	want        engine.Outcome
@@ -38,6 +39,10 @@ var exceptionCases = []struct {
 	{"other/legacy-web", "no-latest", engine.Fail, ""},
 	{"shop/good", "require-team", engine.Pass, ""},
 	{"shop/good", "no-latest", engine.Pass, ""},
+	{"shop/good", "pod-hygiene", engine.Pass, ""},
+	{"shop/debug-net", "pod-hygiene", engine.Skip, "debug-tools"}, // its only failing rule is lifted
+	{"shop/debug-all", "pod-hygiene", engine.Fail, "debug-tools"}, // no-host-pid still fails
+	{"shop/debug-all", "no-latest", engine.Fail, ""},              // a VAP's rules are not lifted
 }
 
 const (
@@ -103,6 +108,7 @@ func TestExceptionsAgree(t *testing.T) {
 		}
 		want := `# HELP tollgate_policy_exceptions_used_total Policies lifted for a review by a PolicyException, by policy and exception.
 # TYPE tollgate_policy_exceptions_used_total counter
+tollgate_policy_exceptions_used_total{exception="debug-tools",policy="pod-hygiene"} 2
 tollgate_policy_exceptions_used_total{exception="legacy-apps",policy="no-latest"} 1
 tollgate_policy_exceptions_used_total{exception="legacy-apps",policy="require-team"} 1
 `

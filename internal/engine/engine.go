@@ -139,7 +139,7 @@ func (e *Engine) matching(g *policy.Group, req *admission.Request, labels, oldLa
 		case nsLabels != nil && !p.MatchesNamespace(nsLabels):
 			skipped = append(skipped, Result{Policy: p.Name(), Outcome: Skip, Message: "namespace " + req.Namespace + " is not selected"})
 		default:
-			if ex := e.exemption(p.Name(), req, labels); ex != nil {
+			if ex := e.exemption(p.Name(), req, labels).Whole; ex != nil {
 				skipped = append(skipped, exempted(p.Name(), ex))
 				continue
 			}

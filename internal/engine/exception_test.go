@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -45,6 +47,65 @@ func TestExceptionExpiry(t *testing.T) {
 				if lifted != tt.allowed {
 					t.Errorf("%s: Response.Exempted = %v", g.ID, ev.Response.Exempted)
 				}
+			}
+		})
+	}
+}
+
+// TestRuleExemption: an exception naming rules lifts exactly those rules'
+// violations and evaluation errors, by label key or expression name; the
+// result is a skip only when nothing else failed, and names the exception
+// whenever it lifted something.
+func TestRuleExemption(t *testing.T) {
+	policies, err := os.ReadFile("testdata/rule-exceptions.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := captured(t, "create")
+	for _, tt := range []struct {
+		rules      string // the exception's, "" for no exception
+		outcome    Outcome
+		has, lacks []string // in the message
+		exception  string
+	}{
+		{"", Fail, []string{"could not be evaluated", "noSuchField"}, nil, ""},
+		{"[owner]", Fail, []string{"could not be evaluated"}, nil, ""}, // boom still decides
+		{"[boom]", Fail, []string{"never pinned", `label "owner" is missing`, "rule boom exempted by PolicyException lift: r"}, []string{"could not"}, "lift"},
+		{"[boom, pinned]", Fail, []string{`label "owner" is missing`, "rule boom exempted", "rule pinned exempted"}, []string{"never pinned"}, "lift"},
+		{"[boom, pinned, owner]", Skip, []string{"rule owner exempted", "rule pinned exempted", "rule boom exempted"}, nil, "lift"},
+		{"[elsewhere]", Fail, []string{"could not be evaluated"}, []string{"exempted"}, ""},
+	} {
+		t.Run(tt.rules, func(t *testing.T) {
+			doc := string(policies)
+			if tt.rules != "" {
+				doc += "---\napiVersion: tollgate.dev/v1alpha1\nkind: PolicyException\nmetadata: {name: lift}\nspec: {policies: [hygiene], rules: " +
+					tt.rules + ", match: {names: [checkout-*]}, reason: r}\n"
+			}
+			file := filepath.Join(t.TempDir(), "p.yaml")
+			if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			set, err := policy.LoadPath(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := New(set, Options{}).Evaluate(context.Background(), set.Groups[0], req)
+			r := ev.Results[0]
+			if r.Outcome != tt.outcome || r.Exception != tt.exception {
+				t.Fatalf("result %+v, want %s, exception %q", r, tt.outcome, tt.exception)
+			}
+			for _, s := range tt.has {
+				if !strings.Contains(r.Message, s) {
+					t.Errorf("message %q lacks %q", r.Message, s)
+				}
+			}
+			for _, s := range tt.lacks {
+				if strings.Contains(r.Message, s) {
+					t.Errorf("message %q has %q", r.Message, s)
+				}
+			}
+			if ev.Response.Allowed != (tt.outcome != Fail) {
+				t.Errorf("allowed %v: %s", ev.Response.Allowed, ev.Response.Message)
 			}
 		})
 	}

@@ -35,7 +35,8 @@ func (e *Engine) validate(ctx context.Context, g *policy.Group, req *admission.R
 	var code int32
 	audit := map[string]string{}
 	for _, p := range policies {
-		subject, v := e.judge(ctx, p, req, in, ns)
+		x := e.ruleExemptionFor(p, req, in.labels)
+		subject, v := e.judge(ctx, p, req, in, ns, x)
 		r := Result{Policy: p.Name(), Outcome: Pass}
 		switch {
 		case v.skipped:
@@ -61,7 +62,7 @@ func (e *Engine) validate(ctx context.Context, g *policy.Group, req *admission.R
 				code = firstCode(code, vap.StatusCode(v.reason))
 			}
 		}
-		results = append(results, r)
+		results = append(results, x.apply(r))
 	}
 	resp := admission.Allowed()
 	if len(denials) > 0 {
@@ -78,7 +79,7 @@ func (e *Engine) validate(ctx context.Context, g *policy.Group, req *admission.R
 
 // judge evaluates one policy on the request, or on the Pod template of a
 // Pod controller when the policy checks those.
-func (e *Engine) judge(ctx context.Context, p *policy.Policy, req *admission.Request, in *input, ns *corev1.Namespace) (labelrule.Subject, verdict) {
+func (e *Engine) judge(ctx context.Context, p *policy.Policy, req *admission.Request, in *input, ns *corev1.Namespace, x *ruleExemption) (labelrule.Subject, verdict) {
 	subject := labelrule.Subject{Kind: req.Kind.Kind, Name: firstNonEmpty(in.meta.Name, req.Name), GenerateName: in.meta.GenerateName}
 	labels := in.labels
 	celIn := func() (*cel.Input, error) { return in.cel(req, ns) }
@@ -97,7 +98,7 @@ func (e *Engine) judge(ctx context.Context, p *policy.Policy, req *admission.Req
 		if err != nil {
 			return subject, verdict{err: err}
 		}
-		out := prog.Evaluate(ctx, ci)
+		out := x.celOutcome(p, prog.Evaluate(ctx, ci))
 		switch {
 		case out.Err != nil:
 			return subject, verdict{err: out.Err}
@@ -112,7 +113,7 @@ func (e *Engine) judge(ctx context.Context, p *policy.Policy, req *admission.Req
 		}
 	}
 	if rules := p.Spec.Validate; len(rules.Labels) > 0 && (req.Operation == admission.Create || req.Operation == admission.Update) {
-		if problems := labelrule.Problems(rules, labels); len(problems) > 0 {
+		if problems := x.labelProblems(rules, labels); len(problems) > 0 {
 			if rules.Message != "" {
 				problems = []string{rules.Message}
 			}

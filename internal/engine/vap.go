@@ -19,7 +19,7 @@ func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admissio
 	r := Result{Policy: p.Name(), Outcome: Pass}
 	resp := admission.Allowed()
 	if out.Matched {
-		if ex := e.exemption(p.Name(), req, objectLabels(req)); ex != nil {
+		if ex := e.exemption(p.Name(), req, objectLabels(req)).Whole; ex != nil { // a VAP's rules have no names
 			return Evaluation{Response: resp, Results: []Result{exempted(p.Name(), ex)}}
 		}
 	}

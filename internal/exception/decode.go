@@ -51,21 +51,29 @@ func (e *Exception) validate() field.ErrorList {
 	if len(e.Spec.Policies) == 0 {
 		errs = append(errs, field.Required(spec.Child("policies"), "name the policies the objects are exempt from"))
 	}
-	seen := sets.New[string]()
-	for i, p := range e.Spec.Policies {
-		f := spec.Child("policies").Index(i)
-		switch {
-		case strings.TrimSpace(p) == "":
-			errs = append(errs, field.Required(f, "a policy name"))
-		case seen.Has(p):
-			errs = append(errs, field.Duplicate(f, p))
-		}
-		seen.Insert(p)
-	}
+	errs = append(errs, uniqueNames(spec.Child("policies"), e.Spec.Policies, "a policy name")...)
+	errs = append(errs, uniqueNames(spec.Child("rules"), e.Spec.Rules, "a rule: a label rule's key or a CEL expression's name")...)
 	if strings.TrimSpace(e.Spec.Reason) == "" {
 		errs = append(errs, field.Required(spec.Child("reason"), "say why the objects are exempt"))
 	}
 	errs = append(errs, e.validateMatch(spec.Child("match"))...)
+	return errs
+}
+
+// uniqueNames requires each name of a list to be given once; what says
+// what an empty entry should have been.
+func uniqueNames(path *field.Path, names []string, what string) field.ErrorList {
+	var errs field.ErrorList
+	seen := sets.New[string]()
+	for i, n := range names {
+		switch {
+		case strings.TrimSpace(n) == "":
+			errs = append(errs, field.Required(path.Index(i), what))
+		case seen.Has(n):
+			errs = append(errs, field.Duplicate(path.Index(i), n))
+		}
+		seen.Insert(n)
+	}
 	return errs
 }
 

@@ -1,6 +1,7 @@
 package exception
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +43,9 @@ spec:
 		{"missing everything", `metadata: {}
 spec: {match: {}}`, []string{"metadata.name: Required", "spec.policies: Required", "spec.reason: Required", "spec.match: Required"}},
 		{"unknown field", `metadata: {name: x}
-spec: {policies: [p], reason: r, match: {names: [a]}, rules: [x]}`, []string{`unknown field "spec.rules"`}},
+spec: {policies: [p], reason: r, match: {names: [a]}, rule: [x]}`, []string{`unknown field "spec.rule"`}},
+		{"bad rules", `metadata: {name: x}
+spec: {policies: [p], rules: [team, "", team], reason: r, match: {names: [a]}}`, []string{"spec.rules[1]: Required", "spec.rules[2]: Duplicate"}},
 		{"bad values", `metadata: {name: Bad_Name}
 spec:
   policies: [p, p, ""]
@@ -76,8 +79,12 @@ spec:
   expiresAt: "2030-01-01T00:00:00Z"`)
 	legacy, errs2 := decodeYAML(t, header+`metadata: {name: legacy}
 spec: {policies: [no-privileged], match: {names: [legacy]}, reason: being retired}`)
-	if len(errs)+len(errs2) > 0 {
-		t.Fatal(errs, errs2)
+	images, errs3 := decodeYAML(t, header+`metadata: {name: images}
+spec: {policies: [no-privileged, require-team], rules: [pinned-images, team], match: {names: [legacy, build-*]}, reason: builds pull latest}`)
+	builds, errs4 := decodeYAML(t, header+`metadata: {name: builds}
+spec: {policies: [require-team], rules: [team, owner], match: {names: [build-*]}, reason: build pods are short-lived}`)
+	if len(errs)+len(errs2)+len(errs3)+len(errs4) > 0 {
+		t.Fatal(errs, errs2, errs3, errs4)
 	}
 	ds := schema.GroupKind{Group: "apps", Kind: "DaemonSet"}
 	pod := schema.GroupKind{Kind: "Pod"}
@@ -89,24 +96,41 @@ spec: {policies: [no-privileged], match: {names: [legacy]}, reason: being retire
 		now    time.Time
 		policy string
 		obj    Object
-		want   string
+		want   string // the exception lifting the whole policy
+		rules  string // rule=exception, for rules lifted
 	}{
-		{"all fields match", before, "no-privileged", cilium, "cni"},
-		{"second policy", before, "no-host-network", cilium, "cni"},
-		{"policy not named", before, "require-team", cilium, ""},
-		{"expired at the instant", at, "no-privileged", cilium, ""},
-		{"expired does not hide the next", at, "no-privileged", Object{Kind: pod, Namespace: "a", Name: "legacy"}, "legacy"},
-		{"namespace wildcard", before, "no-privileged", Object{Kind: ds, Namespace: "kube-system", Name: "cilium-x", Labels: map[string]string{"app": "cni"}}, "cni"},
-		{"other namespace", before, "no-privileged", Object{Kind: ds, Namespace: "shop", Name: "cilium-x", Labels: map[string]string{"app": "cni"}}, ""},
-		{"other name", before, "no-privileged", Object{Kind: ds, Namespace: "net", Name: "calico", Labels: map[string]string{"app": "cni"}}, ""},
-		{"kind in another group", before, "no-privileged", Object{Kind: schema.GroupKind{Group: "x.io", Kind: "DaemonSet"}, Namespace: "net", Name: "cilium-a", Labels: map[string]string{"app": "cni"}}, ""},
-		{"unqualified kind, core group", before, "no-privileged", Object{Kind: pod, Namespace: "net", Name: "cilium-a", Labels: map[string]string{"app": "cni"}}, "cni"},
-		{"selector", before, "no-privileged", Object{Kind: ds, Namespace: "net", Name: "cilium-a"}, ""},
+		{"all fields match", before, "no-privileged", cilium, "cni", ""},
+		{"second policy", before, "no-host-network", cilium, "cni", ""},
+		{"policy not named", before, "require-team", cilium, "", ""},
+		{"expired at the instant", at, "no-privileged", cilium, "", ""},
+		{"expired does not hide the next", at, "no-privileged", Object{Kind: pod, Namespace: "a", Name: "legacy"}, "legacy", ""},
+		{"namespace wildcard", before, "no-privileged", Object{Kind: ds, Namespace: "kube-system", Name: "cilium-x", Labels: map[string]string{"app": "cni"}}, "cni", ""},
+		{"other namespace", before, "no-privileged", Object{Kind: ds, Namespace: "shop", Name: "cilium-x", Labels: map[string]string{"app": "cni"}}, "", ""},
+		{"other name", before, "no-privileged", Object{Kind: ds, Namespace: "net", Name: "calico", Labels: map[string]string{"app": "cni"}}, "", ""},
+		{"kind in another group", before, "no-privileged", Object{Kind: schema.GroupKind{Group: "x.io", Kind: "DaemonSet"}, Namespace: "net", Name: "cilium-a", Labels: map[string]string{"app": "cni"}}, "", ""},
+		{"unqualified kind, core group", before, "no-privileged", Object{Kind: pod, Namespace: "net", Name: "cilium-a", Labels: map[string]string{"app": "cni"}}, "cni", ""},
+		{"selector", before, "no-privileged", Object{Kind: ds, Namespace: "net", Name: "cilium-a"}, "", ""},
+		{"a whole exception wins over rules", before, "no-privileged", Object{Kind: pod, Namespace: "a", Name: "legacy"}, "legacy", ""},
+		{"rules only", before, "require-team", Object{Kind: pod, Namespace: "a", Name: "legacy"}, "", "pinned-images=images team=images"},
+		{"rules of two exceptions, first in load order", before, "require-team", Object{Kind: pod, Namespace: "a", Name: "build-1"}, "", "owner=builds pinned-images=images team=images"},
+		{"rules, object not matched", before, "require-team", Object{Kind: pod, Namespace: "a", Name: "web"}, "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ix := NewIndex([]*Exception{cni, legacy}, func() time.Time { return tt.now })
-			if got := ix.Find(tt.policy, tt.obj).Name(); got != tt.want {
-				t.Errorf("Find = %q, want %q", got, tt.want)
+			ix := NewIndex([]*Exception{cni, legacy, images, builds}, func() time.Time { return tt.now })
+			x := ix.Find(tt.policy, tt.obj)
+			if got := x.Whole.Name(); got != tt.want {
+				t.Errorf("Find().Whole = %q, want %q", got, tt.want)
+			}
+			var rules []string
+			for r, e := range x.Rules {
+				rules = append(rules, r+"="+e.Name())
+			}
+			slices.Sort(rules)
+			if got := strings.Join(rules, " "); got != tt.rules {
+				t.Errorf("Find().Rules = %q, want %q", got, tt.rules)
+			}
+			if x.None() != (tt.want == "" && tt.rules == "") {
+				t.Errorf("None() = %v", x.None())
 			}
 		})
 	}

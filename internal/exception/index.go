@@ -9,7 +9,7 @@ import (
 // Clock tells the time. Exceptions expire by it; tests set it.
 type Clock func() time.Time
 
-// Index answers which exception exempts an object from a policy, now.
+// Index answers which exceptions exempt an object from a policy, now.
 type Index struct {
 	byPolicy map[string][]*Exception
 	now      Clock
@@ -29,24 +29,49 @@ func NewIndex(list []*Exception, now Clock) *Index {
 	return ix
 }
 
-// Find returns the first exception, in load order, that exempts obj from
-// policy and has not expired; nil if there is none. An expired exception
-// is applied nowhere.
-func (ix *Index) Find(policy string, obj Object) *Exception {
+// Exemption is what the exceptions in force lift of one policy for one
+// object: the whole policy, or some of its rules.
+type Exemption struct {
+	// Whole is the first exception, in load order, that lifts the policy
+	// entirely; nil if none does.
+	Whole *Exception
+	// Rules are the exempt rules, each with the first exception lifting it,
+	// when no exception lifts the whole policy.
+	Rules map[string]*Exception
+}
+
+// None tells whether nothing is lifted.
+func (x Exemption) None() bool { return x.Whole == nil && len(x.Rules) == 0 }
+
+// Find returns what the exceptions in force lift of policy for obj. An
+// expired exception is applied nowhere.
+func (ix *Index) Find(policy string, obj Object) Exemption {
+	var x Exemption
 	if ix == nil {
-		return nil
+		return x
 	}
 	candidates := ix.byPolicy[policy]
 	if len(candidates) == 0 {
-		return nil
+		return x
 	}
 	now := ix.now()
 	for _, e := range candidates {
-		if e.Active(now) && e.Exempts(policy, obj) {
-			return e
+		if !e.Active(now) || !e.Exempts(policy, obj) {
+			continue
+		}
+		if len(e.Spec.Rules) == 0 {
+			return Exemption{Whole: e}
+		}
+		for _, r := range e.Spec.Rules {
+			if x.Rules == nil {
+				x.Rules = map[string]*Exception{}
+			}
+			if _, ok := x.Rules[r]; !ok {
+				x.Rules[r] = e
+			}
 		}
 	}
-	return nil
+	return x
 }
 
 // Active tells whether the exception applies at t: it has no expiry, or t

@@ -45,6 +45,12 @@ type Spec struct {
 	// Policies are the names of the policies (tollgate policies and
 	// ValidatingAdmissionPolicies) the matched objects are exempt from.
 	Policies []string `json:"policies"`
+	// Rules narrow the exception to some rules of tollgate policies: a label
+	// rule by its key, a CEL expression by its name. The objects stay subject
+	// to every other rule. Empty: the policies are lifted whole. A policy
+	// that has none of these rules (a ValidatingAdmissionPolicy has no named
+	// rules) is not lifted at all.
+	Rules []string `json:"rules,omitempty"`
 	// Match selects the exempt objects.
 	Match Match `json:"match"`
 	// Reason is why: required, shown wherever the exception is applied.

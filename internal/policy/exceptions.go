@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/tollgate-dev/tollgate/internal/exception"
@@ -47,6 +48,52 @@ func (s *Set) ExceptionWarnings(now time.Time) []string {
 			if ns := e.Spec.Match.Namespaces; len(ns) > 0 && allExcluded(p, ns) {
 				out = append(out, fmt.Sprintf("%s: spec.match.namespaces: policy %q never applies in %s", e, name, strings.Join(ns, ", ")))
 			}
+		}
+		out = append(out, ruleWarnings(e, byName)...)
+	}
+	return out
+}
+
+// ruleWarnings are the rules an exception names that none of its loaded
+// policies has: only a validating tollgate policy's rules have names.
+func ruleWarnings(e *exception.Exception, byName map[string]*Policy) []string {
+	if len(e.Spec.Rules) == 0 {
+		return nil
+	}
+	var out []string
+	has := sets.New[string]()
+	for _, name := range e.Spec.Policies {
+		p, ok := byName[name]
+		switch {
+		case !ok:
+		case p.Spec.Validate == nil:
+			out = append(out, fmt.Sprintf("%s: spec.rules: policy %q has no named rules (only a tollgate policy's validate rules have names): the exception lifts nothing of it", e, name))
+		default:
+			has.Insert(p.RuleNames()...)
+		}
+	}
+	for i, r := range e.Spec.Rules {
+		if !has.Has(r) {
+			out = append(out, fmt.Sprintf("%s: spec.rules[%d]: no loaded policy it names has a rule %q (a label rule's key or an expression's name): it lifts nothing", e, i, r))
+		}
+	}
+	return out
+}
+
+// RuleNames are the names of a validating tollgate policy's rules: its
+// label rules' keys and its named expressions' names.
+func (p *Policy) RuleNames() []string {
+	v := p.Spec.Validate
+	if v == nil {
+		return nil
+	}
+	var out []string
+	for _, l := range v.Labels {
+		out = append(out, l.Key)
+	}
+	for _, x := range v.Expressions {
+		if x.Name != "" {
+			out = append(out, x.Name)
 		}
 	}
 	return out

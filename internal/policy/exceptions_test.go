@@ -39,6 +39,16 @@ apiVersion: tollgate.dev/v1alpha1
 kind: PolicyException
 metadata: {name: excluded}
 spec: {policies: [require-team], match: {namespaces: [kube-system, legacy]}, reason: r}
+---
+apiVersion: tollgate.dev/v1alpha1
+kind: PolicyException
+metadata: {name: rules}
+spec: {policies: [require-team, add-tier], rules: [team, tier], match: {names: [a]}, reason: r}
+---
+apiVersion: tollgate.dev/v1alpha1
+kind: Policy
+metadata: {name: add-tier}
+spec: {match: {resources: [pods]}, mutate: {labels: {tier: web}}}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +65,8 @@ spec: {policies: [require-team], match: {namespaces: [kube-system, legacy]}, rea
 		`"nothing" (x.yaml: document 5): spec.match.kinds: policy "require-team" matches none of ConfigMap, Service`,
 		`"nothing" (x.yaml: document 5): spec.policies[1]: no policy "requier-team" is loaded`,
 		`"excluded" (x.yaml: document 7): spec.match.namespaces: policy "require-team" never applies in kube-system, legacy`,
+		`"rules" (x.yaml: document 8): spec.rules: policy "add-tier" has no named rules`,
+		`"rules" (x.yaml: document 8): spec.rules[1]: no loaded policy it names has a rule "tier"`,
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d warnings, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))

@@ -57,6 +57,8 @@ func TestParseRejects(t *testing.T) {
 		{"bad resource", strings.Replace(valid, "resources: [pods]", "resources: [Pods]", 1), []string{"spec.match.resources[0]: Invalid value"}},
 		{"bad failure policy", strings.Replace(valid, "  validate:", "  failurePolicy: Maybe\n  validate:", 1), []string{"spec.failurePolicy: Unsupported value"}},
 		{"bad label key", strings.Replace(valid, "key: environment", "key: \"bad key\"", 1), []string{"spec.validate.labels[0].key: Invalid value"}},
+		{"bad rule names", strings.Replace(valid, "labels: [{key: environment}]", "labels: [{key: environment}], expressions: [{name: environment, expression: 'true'}, {name: a, expression: 'true'}, {name: a, expression: 'true'}, {name: 'b c', expression: 'true'}]", 1),
+			[]string{`spec.validate.expressions[0].name: Invalid value: "environment": a label rule of this policy has this key`, `spec.validate.expressions[2].name: Duplicate value: "a"`, `spec.validate.expressions[3].name: Invalid value: "b c"`}},
 		{"container without name or image", header + "metadata: {name: p}\nspec:\n  match: {resources: [pods]}\n  inject: {containers: [{image: i}, {name: c}]}\n",
 			[]string{"spec.inject.containers[0].name: Required value", "spec.inject.containers[1].image: Required value"}},
 		{"container name twice", header + "metadata: {name: p}\nspec:\n  match: {resources: [pods]}\n  inject: {initContainers: [{name: c, image: i}], containers: [{name: c, image: i}]}\n",

@@ -106,6 +106,8 @@ type NamedExpression struct {
 
 // Expression is a CEL rule, as in a ValidatingAdmissionPolicy's validations.
 type Expression struct {
+	// Name, optional, is how a PolicyException names the rule to exempt.
+	Name              string `json:"name,omitempty"`
 	Expression        string `json:"expression"`
 	Message           string `json:"message,omitempty"`
 	MessageExpression string `json:"messageExpression,omitempty"`

@@ -131,6 +131,30 @@ func (v *Validate) verify(path *field.Path) field.ErrorList {
 			}
 		}
 	}
+	return append(errs, verifyRuleNames(path.Child("expressions"), v.Expressions, seen)...)
+}
+
+// verifyRuleNames verifies the optional names of CEL rules, by which a
+// PolicyException exempts a rule: qualified names, unique, and none the
+// key of one of the policy's label rules (labelKeys), which names that rule.
+func verifyRuleNames(path *field.Path, list []Expression, labelKeys sets.Set[string]) field.ErrorList {
+	var errs field.ErrorList
+	seen := sets.New[string]()
+	for i, e := range list {
+		if e.Name == "" {
+			continue
+		}
+		p := path.Index(i).Child("name")
+		switch msgs := validation.IsQualifiedName(e.Name); {
+		case len(msgs) > 0:
+			errs = append(errs, field.Invalid(p, e.Name, strings.Join(msgs, "; ")))
+		case seen.Has(e.Name):
+			errs = append(errs, field.Duplicate(p, e.Name))
+		case labelKeys.Has(e.Name):
+			errs = append(errs, field.Invalid(p, e.Name, "a label rule of this policy has this key: a rule's name must say which rule it is"))
+		}
+		seen.Insert(e.Name)
+	}
 	return errs
 }
 
