@@ -58,6 +58,7 @@ fuzz-short: ## Each fuzz target for $(FUZZTIME) inputs; failures are saved under
 	$(GO) test -run XXX -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./internal/admission
 	$(GO) test -run XXX -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/policy
 	$(GO) test -run XXX -fuzz FuzzInject -fuzztime $(FUZZTIME) ./internal/inject
+	$(GO) test -run XXX -fuzz FuzzAnnotations -fuzztime $(FUZZTIME) ./internal/inject
 	$(GO) test -run XXX -fuzz FuzzScan -fuzztime $(FUZZTIME) ./internal/jsonscan
 	$(GO) test -run XXX -fuzz FuzzEvaluateAsReference -fuzztime $(FUZZTIME) ./internal/cel
 

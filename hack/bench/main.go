@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -18,7 +19,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tollgate-dev/tollgate/internal/benchpolicies"
 	"github.com/tollgate-dev/tollgate/internal/certs"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
@@ -34,6 +34,7 @@ func main() {
 	workers := flag.Uint64("concurrency", 16, "connections for the throughput runs")
 	rates := flag.String("rates", "1000,2000,5000", "fixed request rates for the latency runs")
 	e2e := flag.Int("e2e-creates", 300, "Pod creates per side for the apiserver overhead (0: skip)")
+	only := flag.String("only", "load,seed,memory,apiserver", "the parts to run, comma-separated: load (throughput and latency), seed (the seed paths and the floor, interleaved), memory, apiserver (Pod creates)")
 	soakFor := flag.Duration("soak", 0, "instead of the benchmark: a soak of this length (make soak)")
 	soakRate := flag.Int("soak-rate", 1000, "reviews per second of the soak")
 	flag.Parse()
@@ -44,13 +45,17 @@ func main() {
 		}
 		return
 	}
-	if err := run(*root, *duration, *workers, *rates, *e2e); err != nil {
+	parts := map[string]bool{}
+	for _, p := range strings.Split(*only, ",") {
+		parts[strings.TrimSpace(p)] = true
+	}
+	if err := run(*root, *duration, *workers, *rates, *e2e, parts); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(root string, d time.Duration, workers uint64, rateList string, e2eCreates int) error {
+func run(root string, d time.Duration, workers uint64, rateList string, e2eCreates int, parts map[string]bool) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	dir, err := os.MkdirTemp("", "tollgate-bench-")
@@ -68,14 +73,6 @@ func run(root string, d time.Duration, workers uint64, rateList string, e2eCreat
 	}
 
 	defaults, err := policy.LoadDefaults()
-	if err != nil {
-		return err
-	}
-	twenty, err := benchpolicies.Twenty(root)
-	if err != nil {
-		return err
-	}
-	library, err := benchpolicies.LibraryPods(root)
 	if err != nil {
 		return err
 	}
@@ -104,20 +101,10 @@ func run(root string, d time.Duration, workers uint64, rateList string, e2eCreat
 	if err := add("tollgate mutate (defaults)", tg, "/mutate/nginx-sidecar"); err != nil {
 		return err
 	}
-	tg20, err := tollgate(twenty, src)
-	if err != nil {
-		return err
-	}
-	if err := add("tollgate validate (20 policies, CEL)", tg20, twenty.Groups[0].Path()); err != nil {
-		return err
-	}
-	tgLib, err := tollgate(library, src)
-	if err != nil {
-		return err
-	}
-	libName := fmt.Sprintf("tollgate validate (restricted + library, %d policies)", len(library.Groups[0].Policies))
-	if err := add(libName, tgLib, library.Groups[0].Path()); err != nil {
-		return err
+	if parts["load"] { // the memory and apiserver parts need only the defaults
+		if err := addMany(root, src, add); err != nil {
+			return err
+		}
 	}
 	bs, err := bodies(root)
 	if err != nil {
@@ -132,6 +119,28 @@ func run(root string, d time.Duration, workers uint64, rateList string, e2eCreat
 	}
 
 	out := os.Stdout
+	if parts["load"] {
+		loadReport(out, cs, bs, roots, d, workers, rateList)
+	}
+	if parts["seed"] {
+		seedRounds(out, cs, bs, roots, d/4, workers, 8)
+	}
+	if parts["memory"] {
+		if err := memory(out, root, dir, roots, bs[0].data, ss.CertPath(), ss.KeyPath(), 10*time.Second); err != nil {
+			return fmt.Errorf("memory: %w", err)
+		}
+	}
+	if parts["apiserver"] && e2eCreates > 0 {
+		if err := apiserverOverhead(ctx, out, root, src, roots, filepath.Join(dir, certs.CAFile), e2eCreates); err != nil {
+			return fmt.Errorf("apiserver overhead: %w", err)
+		}
+	}
+	return nil
+}
+
+// loadReport measures every contender's throughput on every body and its
+// latency at fixed rates on the captured Pod.
+func loadReport(out io.Writer, cs []contender, bs []body, roots *x509.CertPool, d time.Duration, workers uint64, rateList string) {
 	fmt.Fprintf(out, "## Load (%s, GOMAXPROCS %d, %s per run, load generator in the same process)\n\n", time.Now().UTC().Format("2006-01-02"), runtime.GOMAXPROCS(0), d)
 	fmt.Fprintf(out, "### Throughput at %d keep-alive connections (requests/s; ratio to the floor)\n\n", workers)
 	fmt.Fprintf(out, "| contender |")
@@ -169,15 +178,6 @@ func run(root string, d time.Duration, workers uint64, rateList string, e2eCreat
 		}
 		fmt.Fprintln(out)
 	}
-	if err := memory(out, root, dir, roots, bs[0].data, ss.CertPath(), ss.KeyPath(), 10*time.Second); err != nil {
-		return fmt.Errorf("memory: %w", err)
-	}
-	if e2eCreates > 0 {
-		if err := apiserverOverhead(ctx, out, root, src, roots, filepath.Join(dir, certs.CAFile), e2eCreates); err != nil {
-			return fmt.Errorf("apiserver overhead: %w", err)
-		}
-	}
-	return nil
 }
 
 func check(roots *x509.CertPool, url string, data []byte) error {

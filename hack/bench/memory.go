@@ -13,7 +13,8 @@ import (
 )
 
 // memory runs the real tollgate binary on its defaults and reads its
-// resident memory at idle, during a sustained load, and after it.
+// resident memory at idle, during a sustained load (half of it on the
+// validate path, half on the mutate path), and after it.
 func memory(out io.Writer, root, dir string, roots *x509.CertPool, data []byte, certFile, keyFile string, d time.Duration) error {
 	bin, port, err := buildTollgate(root, dir)
 	if err != nil {
@@ -31,20 +32,31 @@ func memory(out io.Writer, root, dir string, roots *x509.CertPool, data []byte, 
 	if err != nil {
 		return err
 	}
-	url := fmt.Sprintf("https://127.0.0.1:%d/validate/require-environment", port)
+	idleParts, err := status(cmd.Process.Pid, "RssAnon:", "RssFile:")
+	if err != nil {
+		return err
+	}
+	base := fmt.Sprintf("https://127.0.0.1:%d", port)
 	done := make(chan result)
-	go func() { done <- measure(roots, url, data, 2000, 64, d) }()
+	for _, path := range []string{"/validate/require-environment", "/mutate/nginx-sidecar"} {
+		go func() { done <- measure(roots, base+path, data, 1000, 32, d) }()
+	}
+	var results []result
 	var peak int64
 	var seen []string
 	for tick := time.NewTicker(time.Second); ; {
 		select {
 		case r := <-done:
+			if results = append(results, r); len(results) < 2 {
+				continue
+			}
 			time.Sleep(2 * time.Second)
 			after, _ := rss(cmd.Process.Pid)
 			fmt.Fprintf(out, "\n### Resident memory of `tollgate serve` (embedded defaults)\n\n")
-			fmt.Fprintf(out, "| idle | under 2,000 reviews/s for %s (each second) | peak | 2 s after |\n|---|---|---|---|\n", d)
+			fmt.Fprintf(out, "| idle | under 2,000 reviews/s (validate and mutate, 1,000/s each) for %s (each second) | peak | 2 s after |\n|---|---|---|---|\n", d)
 			fmt.Fprintf(out, "| %s | %s | %s | %s |\n", mib(idle), strings.Join(seen, ", "), mib(peak), mib(after))
-			fmt.Fprintf(out, "\n(%d requests, %d errors)\n", r.requests, r.errors)
+			fmt.Fprintf(out, "\nIdle: %s anonymous (heap, stacks), %s of the executable's pages. (%d requests, %d errors)\n",
+				mib(idleParts[0]), mib(idleParts[1]), results[0].requests+results[1].requests, results[0].errors+results[1].errors)
 			return nil
 		case <-tick.C:
 			v, err := rss(cmd.Process.Pid)
@@ -58,17 +70,36 @@ func memory(out io.Writer, root, dir string, roots *x509.CertPool, data []byte, 
 
 // rss reads VmRSS of a process, in bytes.
 func rss(pid int) (int64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	v, err := status(pid, "VmRSS:")
 	if err != nil {
 		return 0, err
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			return kb * 1024, err
+	return v[0], nil
+}
+
+// status reads sizes (in kB there) from /proc/PID/status, in bytes.
+func status(pid int, fields ...string) ([]int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(fields))
+	for i, name := range fields {
+		found := false
+		for _, line := range strings.Split(string(data), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == name {
+				kb, err := strconv.ParseInt(f[1], 10, 64)
+				if err != nil {
+					return nil, err
+				}
+				out[i], found = kb*1024, true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("no %s for %d", name, pid)
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS for %d", pid)
+	return out, nil
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }

@@ -39,25 +39,35 @@ func serveTLS(ctx context.Context, src *certs.FileSource, h http.Handler) (strin
 // uid with encoding/json, allow.
 func floor() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+		uid, ok := reviewUID(w, r)
+		if !ok {
 			return
 		}
-		var review struct {
-			APIVersion string `json:"apiVersion"`
-			Request    struct {
-				UID string `json:"uid"`
-			} `json:"request"`
-		}
-		if err := json.Unmarshal(body, &review); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		uid, _ := json.Marshal(review.Request.UID)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":` + string(uid) + `,"allowed":true}}`))
 	})
+}
+
+// reviewUID reads the body and decodes only the review's uid, with
+// encoding/json, encoded again for the answer; when it cannot, it answers
+// the error and returns false.
+func reviewUID(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return nil, false
+	}
+	var review struct {
+		Request struct {
+			UID string `json:"uid"`
+		} `json:"request"`
+	}
+	if err := json.Unmarshal(body, &review); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return nil, false
+	}
+	uid, _ := json.Marshal(review.Request.UID)
+	return uid, true
 }
 
 // typical is the classic webhook: the review and the object decoded with

@@ -10,8 +10,19 @@ import (
 // metas is what a request's objects' metadata read as, once.
 type metas struct {
 	object, oldObject *ObjectMeta
+	// parts is where the object's metadata and spec are.
+	parts Parts
 	// err says why an object's metadata or spec could not be read.
 	err error
+}
+
+// Parts are the JSON of an object's metadata and spec, as the scan that
+// read its metadata found them: slices of the object, nil when absent, and
+// the one found last runs on to the end of the object (read its members,
+// not past it). Readers of the object's other parts start from them
+// instead of scanning the whole object again.
+type Parts struct {
+	Metadata, Spec []byte
 }
 
 // readMetas reads the metadata of objects set by SetObjects. Unlike a
@@ -27,38 +38,40 @@ func readMetas(object, oldObject []byte) *metas {
 // valid); an old object's error says it is the old object's.
 func metasOf(p *fastjson.Parser, object, oldObject []byte, valid bool) *metas {
 	m := &metas{}
-	m.object, m.err = objectMeta(p, object, valid)
+	m.object, m.parts, m.err = objectMeta(p, object, valid)
 	var oldErr error
-	m.oldObject, oldErr = objectMeta(p, oldObject, valid)
+	m.oldObject, _, oldErr = objectMeta(p, oldObject, valid)
 	if m.err == nil && oldErr != nil {
 		m.err = fmt.Errorf("oldObject: %w", oldErr)
 	}
 	return m
 }
 
-// objectMeta reads the metadata of an embedded object: nil when absent or
-// null. Only metadata and spec are parsed.
-func objectMeta(p *fastjson.Parser, raw []byte, valid bool) (*ObjectMeta, error) {
+// objectMeta reads the metadata of an embedded object, and where its
+// metadata and spec are: nil when absent or null. Only metadata and spec
+// are parsed.
+func objectMeta(p *fastjson.Parser, raw []byte, valid bool) (*ObjectMeta, Parts, error) {
 	if !valid && len(raw) > 0 {
 		if err := jsonscan.Valid(raw); err != nil {
-			return nil, fmt.Errorf("cannot read object: %w", err)
+			return nil, Parts{}, fmt.Errorf("cannot read object: %w", err)
 		}
 	}
 	switch t := jsonscan.TypeOf(raw); t {
 	case fastjson.TypeNull:
-		return nil, nil
+		return nil, Parts{}, nil
 	case fastjson.TypeObject:
 	default:
-		return nil, fmt.Errorf("cannot read object: want a JSON object, got %s", t)
+		return nil, Parts{}, fmt.Errorf("cannot read object: want a JSON object, got %s", t)
 	}
 	// The spec, after the metadata as the apiserver writes objects, is
 	// only looked at, not skipped over.
 	f := jsonscan.OpenMembers(raw, "metadata", "spec")
-	meta, err := metaOf(p, f[0], f[1])
+	parts := Parts{Metadata: f[0], Spec: f[1]}
+	meta, err := metaOf(p, parts.Metadata, parts.Spec)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read object: %w", err)
+		return nil, Parts{}, fmt.Errorf("cannot read object: %w", err)
 	}
-	return meta, nil
+	return meta, parts, nil
 }
 
 // maxQuoteBytes bounds the part of a value an error message quotes.

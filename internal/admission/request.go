@@ -77,3 +77,12 @@ func (r *Request) Meta() (object, oldObject *ObjectMeta, err error) {
 	}
 	return r.meta.object, r.meta.oldObject, r.meta.err
 }
+
+// ObjectParts returns where the object's metadata and spec are, found by
+// the scan Meta reads them with; empty when Meta returns an error.
+func (r *Request) ObjectParts() Parts {
+	if _, _, err := r.Meta(); err != nil {
+		return Parts{}
+	}
+	return r.meta.parts
+}

@@ -20,7 +20,8 @@ func (e *Engine) mutate(g *policy.Group, req *admission.Request) Evaluation {
 	if err != nil {
 		return errorAll(g, admission.BadRequest(err))
 	}
-	pod, err := inject.PodFromEncodedJSON(req.Object())
+	parts := req.ObjectParts() // found by metaOf's scan: not scanned again
+	pod, err := inject.PodFromParts(parts.Metadata, parts.Spec)
 	if err != nil {
 		return errorAll(g, admission.BadRequest(err))
 	}

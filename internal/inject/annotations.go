@@ -15,14 +15,11 @@ const (
 
 // OptsOut tells whether the Pod's annotation asks to be left as it is.
 // Each policy decides whether it agrees (policy.Policy.AllowsOptOut).
-func (p *Pod) OptsOut() bool { return optedOut(p.Annotations) }
+func (p *Pod) OptsOut() bool { return optedOut(p.Annotations.OptOut) }
 
-// optedOut tells whether the annotations refuse injection.
-func optedOut(annotations map[string]string) bool {
-	v, ok := annotations[OptOutAnnotation]
-	if !ok {
-		return false
-	}
+// optedOut tells whether the value of the opt-out annotation ("" when
+// absent) refuses injection.
+func optedOut(v string) bool {
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "false", "no", "n", "off":
 		return true

@@ -4,14 +4,18 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
+	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
 // FuzzInject: for any Pod tollgate accepts, the patch applies cleanly to it,
 // the result holds each injected item exactly once and every original field,
-// and a second injection changes nothing.
+// and a second injection changes nothing. The Pod read from the parts
+// admission.Decode finds (metadata, then spec, the one found last open) is
+// the Pod read from the whole.
 func FuzzInject(f *testing.F) {
 	cases, _ := filepath.Glob(filepath.Join(goldenDir, "*.yaml"))
 	for _, c := range cases {
@@ -26,6 +30,10 @@ func FuzzInject(f *testing.F) {
 		pod, err := PodFromJSON(doc)
 		if err != nil {
 			return
+		}
+		parts := jsonscan.OpenMembers(doc, "metadata", "spec")
+		if fromParts, err := PodFromParts(parts[0], parts[1]); err != nil || !reflect.DeepEqual(fromParts, pod) {
+			t.Fatalf("from the parts: %+v, %v; from the whole: %+v", fromParts, err, pod)
 		}
 		res := Inject(Params{Pod: pod, Policies: set.Policies})
 		patched := applyPatch(t, doc, res.Patch)
@@ -55,14 +63,15 @@ func FuzzInject(f *testing.F) {
 	})
 }
 
-func readJSONFile(f *testing.F, path string) []byte {
+func readJSONFile(tb testing.TB, path string) []byte {
+	tb.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
 	js, err := yamlToJSON(data)
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
 	return js
 }

@@ -96,8 +96,8 @@ var listPath = [...]string{"initContainers", "containers", "volumes", "imagePull
 // names already present keep a second run from adding anything.
 func Inject(p Params) Result {
 	pod := p.Pod
-	optOut := optedOut(pod.Annotations)
-	status := parseStatus(pod.Annotations[StatusAnnotation])
+	optOut := optedOut(pod.Annotations.OptOut)
+	status := parseStatus(pod.Annotations.Status)
 	pt := newPodItems(pod)
 	var res Result
 	var add [4][]policy.Item
@@ -147,7 +147,7 @@ func Inject(p Params) Result {
 		if !pod.HasMetadata {
 			res.Patch = append(res.Patch, jsonpatch.Add("/metadata", json.RawMessage("{}")))
 		}
-		res.Patch = append(res.Patch, annotationOp(pod.Annotations, StatusAnnotation, next))
+		res.Patch = append(res.Patch, annotationOp(pod.Annotations.Any, StatusAnnotation, next))
 	}
 	return res
 }
@@ -175,9 +175,9 @@ func listOps(l list, length int, items []policy.Item) jsonpatch.Patch {
 
 // annotationOp sets one annotation, keeping every other: the whole map is
 // created only when the Pod has none.
-func annotationOp(existing map[string]string, key, value string) jsonpatch.Op {
+func annotationOp(existing bool, key, value string) jsonpatch.Op {
 	v, _ := json.Marshal(value)
-	if len(existing) == 0 {
+	if !existing {
 		m, _ := json.Marshal(map[string]string{key: value})
 		return jsonpatch.Add(jsonpatch.Pointer("metadata", "annotations"), m)
 	}

@@ -16,7 +16,7 @@ type Pod struct {
 	// HasSpec and HasMetadata are false when the object lacks them (or has
 	// null): a patch must create them before adding below them.
 	HasSpec, HasMetadata bool
-	Annotations          map[string]string
+	Annotations          Annotations
 	InitContainers       []Named
 	Containers           []Named
 	EphemeralContainers  []Named
@@ -29,8 +29,6 @@ type Named struct {
 	Name string
 	JSON []byte
 }
-
-var parsers fastjson.ParserPool
 
 // PodFromJSON reads a Pod from its JSON, refusing shapes the apiserver
 // could not have sent (a list that is not a list of objects with a string
@@ -52,12 +50,20 @@ func PodFromEncodedJSON(raw []byte) (*Pod, error) {
 		return nil, fmt.Errorf("cannot read pod: want an object, got %s", t)
 	}
 	top := jsonscan.OpenMembers(raw, "spec", "metadata") // spec usually last: read, not skipped
+	return PodFromParts(top[1], top[0])
+}
+
+// PodFromParts is PodFromEncodedJSON for a Pod whose metadata and spec
+// have been found already (admission.Request.ObjectParts): either may run on
+// past its value, to the end of the Pod.
+func PodFromParts(metadata, spec []byte) (*Pod, error) {
 	pod := &Pod{}
-	for i, f := range []struct {
+	for _, f := range []struct {
 		key string
+		raw []byte
 		has *bool
-	}{{"spec", &pod.HasSpec}, {"metadata", &pod.HasMetadata}} {
-		switch t := jsonscan.TypeOf(top[i]); {
+	}{{"spec", spec, &pod.HasSpec}, {"metadata", metadata, &pod.HasMetadata}} {
+		switch t := jsonscan.TypeOf(f.raw); {
 		case t == fastjson.TypeNull:
 		case t != fastjson.TypeObject:
 			return nil, fmt.Errorf("cannot read pod: %s must be an object, got %s", f.key, t)
@@ -65,12 +71,13 @@ func PodFromEncodedJSON(raw []byte) (*Pod, error) {
 			*f.has = true
 		}
 	}
-	if err := pod.readAnnotations(jsonscan.Member(top[1], "annotations")); err != nil {
+	// Open: the annotations are read member by member, not skipped first.
+	if err := pod.readAnnotations(jsonscan.OpenMembers(metadata, "annotations")[0]); err != nil {
 		return nil, err
 	}
 	fields := [...]string{"initContainers", "containers", "ephemeralContainers", "volumes", "imagePullSecrets"}
 	dsts := [...]*[]Named{&pod.InitContainers, &pod.Containers, &pod.EphemeralContainers, &pod.Volumes, &pod.ImagePullSecrets}
-	for n, list := range jsonscan.Members(top[0], fields[:]...) {
+	for n, list := range jsonscan.Members(spec, fields[:]...) {
 		t := jsonscan.TypeOf(list)
 		if t == fastjson.TypeNull {
 			continue
@@ -90,32 +97,4 @@ func PodFromEncodedJSON(raw []byte) (*Pod, error) {
 		}
 	}
 	return pod, nil
-}
-
-// readAnnotations reads metadata.annotations, which must be strings. They
-// are parsed (fastjson unescapes a long annotation, such as kubectl's
-// last-applied-configuration, faster than encoding/json would).
-func (pod *Pod) readAnnotations(raw []byte) error {
-	if jsonscan.TypeOf(raw) == fastjson.TypeNull {
-		return nil
-	}
-	p := parsers.Get()
-	defer parsers.Put(p)
-	v, err := p.ParseBytes(raw)
-	if err != nil {
-		return fmt.Errorf("cannot read pod: %w", err)
-	}
-	o, err := v.Object()
-	if err != nil {
-		return fmt.Errorf("cannot read pod: metadata.annotations must be an object")
-	}
-	pod.Annotations = make(map[string]string, o.Len())
-	o.Visit(func(k []byte, val *fastjson.Value) {
-		s, e := val.StringBytes()
-		if e != nil && err == nil {
-			err = fmt.Errorf("cannot read pod: metadata.annotations.%s must be a string", k)
-		}
-		pod.Annotations[string(k)] = string(s)
-	})
-	return err
 }

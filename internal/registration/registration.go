@@ -146,7 +146,7 @@ func mutatingWebhook(g *policy.Group, o *Options) admissionregistrationv1.Mutati
 		return mapWebhook(g, o)
 	}
 	v := validatingWebhook(g, o)
-	reinvoke := admissionregistrationv1.IfNeededReinvocationPolicy
+	reinvoke := reinvocation(g.Kind)
 	return admissionregistrationv1.MutatingWebhook{
 		Name:                    v.Name,
 		ClientConfig:            v.ClientConfig,

@@ -36,7 +36,7 @@ func TestBuildDefaults(t *testing.T) {
 	if mw.Name != "nginx-sidecar.mutate.tollgate.dev" || *mw.FailurePolicy != admissionregistrationv1.Ignore || *vw.FailurePolicy != admissionregistrationv1.Fail {
 		t.Errorf("names or failure policies: %s %s %s", mw.Name, *mw.FailurePolicy, *vw.FailurePolicy)
 	}
-	if *mw.ReinvocationPolicy != admissionregistrationv1.IfNeededReinvocationPolicy || *mw.SideEffects != admissionregistrationv1.SideEffectClassNone ||
+	if *mw.ReinvocationPolicy != admissionregistrationv1.NeverReinvocationPolicy || *mw.SideEffects != admissionregistrationv1.SideEffectClassNone ||
 		*mw.TimeoutSeconds != 5 || *mw.MatchPolicy != admissionregistrationv1.Equivalent || strings.Join(mw.AdmissionReviewVersions, ",") != "v1,v1beta1" {
 		t.Errorf("mutating webhook settings: %+v", mw)
 	}

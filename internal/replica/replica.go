@@ -68,6 +68,7 @@ func Run(ctx context.Context, cfg Config) error {
 		_ = group.Wait()
 		return err
 	}
+	r.releaseStartup()
 	group.Go(func() error {
 		defer stopServing()
 		return srv.Serve(ctx)
