@@ -209,7 +209,7 @@ type Outcome struct {
 	// Violations are the failed rules, with their messages and reasons.
 	Violations []Violation
 	// Err is an evaluation error (a runtime error or the cost limit): a
-	// condition's, or the last of RuleErrors.
+	// condition's, the policy's as a whole, or the last of RuleErrors.
 	Err error
 	// RuleErrors are the rules that could not be evaluated.
 	RuleErrors []RuleError
@@ -256,17 +256,23 @@ func (p *Program) evaluate(ctx context.Context, in *Input, decide func(context.C
 			return Outcome{Skipped: true}
 		}
 	}
-	return outcomeOf(decide(ctx, in))
+	return outcomeOf(decide(ctx, in), len(p.spec.Validations))
 }
 
-// outcomeOf reads the decisions of a program's rules.
-func outcomeOf(decisions []validating.PolicyDecision) Outcome {
+// outcomeOf reads the decisions of a program's rules. There is one per
+// rule, unless the policy as a whole could not be evaluated (its
+// activation, or the cost budget before the rules ran): then a single
+// error, which is no rule's and which no rule's exemption may drop.
+func outcomeOf(decisions []validating.PolicyDecision, rules int) Outcome {
 	var out Outcome
+	perRule := len(decisions) == rules
 	for i, d := range decisions {
 		switch {
 		case d.Evaluation == validating.EvalError:
 			out.Err = fmt.Errorf("%s", d.Message)
-			out.RuleErrors = append(out.RuleErrors, RuleError{Rule: i, Err: out.Err})
+			if perRule {
+				out.RuleErrors = append(out.RuleErrors, RuleError{Rule: i, Err: out.Err})
+			}
 		case d.Action == validating.ActionDeny:
 			out.Violations = append(out.Violations, Violation{Message: d.Message, Reason: string(d.Reason), Rule: i})
 		}

@@ -84,7 +84,7 @@ func (x *ruleExemption) celOutcome(p *policy.Policy, out cel.Outcome) cel.Outcom
 		return ""
 	}
 	out.Violations = slices.DeleteFunc(out.Violations, func(v cel.Violation) bool { return x.exempts(name(v.Rule)) })
-	if len(out.RuleErrors) > 0 { // Err is the last rule error, not a condition's
+	if len(out.RuleErrors) > 0 { // Err is the last of them, not a condition's nor the policy's
 		out.RuleErrors = slices.DeleteFunc(out.RuleErrors, func(r cel.RuleError) bool { return x.exempts(name(r.Rule)) })
 		out.Err = nil
 		if n := len(out.RuleErrors); n > 0 {

@@ -110,3 +110,18 @@ func TestRuleExemption(t *testing.T) {
 		})
 	}
 }
+
+// TestRuleExemptionKeepsPolicyErrors: a policy that runs out of its cost
+// budget part-way has one error, the policy's: lifting its first rule must
+// not drop it (the rules after it were never evaluated).
+func TestRuleExemptionKeepsPolicyErrors(t *testing.T) {
+	set, err := policy.LoadPath("testdata/rule-exception-budget.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := New(set, Options{}).Evaluate(context.Background(), set.Groups[0], captured(t, "create"))
+	r := ev.Results[0]
+	if r.Outcome != Fail || !strings.Contains(r.Message, "running out of cost budget") || r.Exception != "" {
+		t.Errorf("result %+v, want a failure for the cost budget, no exception used", r)
+	}
+}
