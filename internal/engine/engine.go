@@ -116,8 +116,9 @@ func (e *Engine) evaluate(ctx context.Context, g *policy.Group, req *admission.R
 }
 
 // matching splits the group's policies into those that concern the request
-// and the results of those that do not.
-func (e *Engine) matching(g *policy.Group, req *admission.Request, labels, oldLabels map[string]string) ([]*policy.Policy, []Result) {
+// and the results of those that do not. exempt holds, for the policies that
+// concern it, the rules exceptions lift (nil when none lifts any).
+func (e *Engine) matching(g *policy.Group, req *admission.Request, labels, oldLabels map[string]string) (out []*policy.Policy, skipped []Result, exempt map[*policy.Policy]*ruleExemption) {
 	t := policy.Target{
 		Resource:    req.Resource.GroupResource(),
 		SubResource: req.SubResource,
@@ -130,8 +131,6 @@ func (e *Engine) matching(g *policy.Group, req *admission.Request, labels, oldLa
 	if ns := e.namespace(req.Namespace); ns != nil {
 		nsLabels = ns.Labels
 	}
-	var out []*policy.Policy
-	var skipped []Result
 	for _, p := range g.Policies {
 		switch {
 		case !p.Matches(&t):
@@ -139,14 +138,21 @@ func (e *Engine) matching(g *policy.Group, req *admission.Request, labels, oldLa
 		case nsLabels != nil && !p.MatchesNamespace(nsLabels):
 			skipped = append(skipped, Result{Policy: p.Name(), Outcome: Skip, Message: "namespace " + req.Namespace + " is not selected"})
 		default:
-			if ex := e.exemption(p.Name(), req, labels).Whole; ex != nil {
-				skipped = append(skipped, exempted(p.Name(), ex))
+			x := e.exemption(p.Name(), req, labels)
+			if x.Whole != nil {
+				skipped = append(skipped, exempted(p.Name(), x.Whole))
 				continue
+			}
+			if len(x.Rules) > 0 {
+				if exempt == nil {
+					exempt = map[*policy.Policy]*ruleExemption{}
+				}
+				exempt[p] = &ruleExemption{rules: x.Rules}
 			}
 			out = append(out, p)
 		}
 	}
-	return out, skipped
+	return out, skipped, exempt
 }
 
 // namespace returns the request's namespace object when the engine knows

@@ -50,16 +50,6 @@ type ruleExemption struct {
 	used  []string                        // rules whose failure was lifted, in order
 }
 
-// ruleExemptionFor is the rule exemption of a validating tollgate policy for
-// the request's object; nil when no exception lifts any of its rules.
-func (e *Engine) ruleExemptionFor(p *policy.Policy, req *admission.Request, labels map[string]string) *ruleExemption {
-	x := e.exemption(p.Name(), req, labels)
-	if len(x.Rules) == 0 {
-		return nil
-	}
-	return &ruleExemption{rules: x.Rules}
-}
-
 // exempts tells whether the rule named name is lifted, and notes its use.
 func (x *ruleExemption) exempts(name string) bool {
 	if x == nil || name == "" || x.rules[name] == nil {

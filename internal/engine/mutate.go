@@ -27,7 +27,7 @@ func (e *Engine) mutate(g *policy.Group, req *admission.Request) Evaluation {
 	}
 	// Pods made by controllers may arrive without a namespace or name; the
 	// request's namespace is the one that counts (matching uses it).
-	policies, results := e.matching(g, req, meta.Labels, nil)
+	policies, results, _ := e.matching(g, req, meta.Labels, nil)
 	params := inject.Params{Pod: pod, Policies: policies, Namespace: req.Namespace}
 	if pod.OptsOut() { // only then do namespace labels matter
 		ns := e.namespace(req.Namespace)

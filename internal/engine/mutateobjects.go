@@ -28,7 +28,7 @@ func (e *Engine) mutateObjects(ctx context.Context, g *policy.Group, req *admiss
 	if len(req.Object()) == 0 {
 		return skipAll(g, "mutations apply to objects being created or updated")
 	}
-	policies, results := e.matching(g, req, in.labels, in.oldLabels)
+	policies, results, _ := e.matching(g, req, in.labels, in.oldLabels)
 	ns := e.namespace(req.Namespace)
 	doc := req.Object()
 	var all jsonpatch.Patch

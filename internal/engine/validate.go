@@ -29,13 +29,13 @@ func (e *Engine) validate(ctx context.Context, g *policy.Group, req *admission.R
 	if err != nil {
 		return errorAll(g, admission.BadRequest(err))
 	}
-	policies, results := e.matching(g, req, in.labels, in.oldLabels)
+	policies, results, exempt := e.matching(g, req, in.labels, in.oldLabels)
 	ns := e.namespace(req.Namespace)
 	var denials, warnings []string
 	var code int32
 	audit := map[string]string{}
 	for _, p := range policies {
-		x := e.ruleExemptionFor(p, req, in.labels)
+		x := exempt[p]
 		subject, v := e.judge(ctx, p, req, in, ns, x)
 		r := Result{Policy: p.Name(), Outcome: Pass}
 		switch {
