@@ -175,6 +175,11 @@ type Input struct {
 	DryRun            bool
 	User              user.Info
 	NamespaceObject   *corev1.Namespace
+	// ObjectJSON and OldObjectJSON are Object and OldObject as the review
+	// carries them (validated JSON), when it does: what the evaluation reads
+	// sizes from and values out of without converting the whole object.
+	// As clears them: its objects are made, not carried.
+	ObjectJSON, OldObjectJSON []byte
 
 	// attrs and review are built on first use and shared by every policy
 	// evaluated on this input, so the objects' CEL values are converted once
@@ -188,6 +193,7 @@ type Input struct {
 func (in *Input) As(obj, old runtime.Object, kind schema.GroupVersionKind, resource schema.GroupVersionResource) *Input {
 	out := *in
 	out.Object, out.OldObject, out.Kind, out.Resource = obj, old, kind, resource
+	out.ObjectJSON, out.OldObjectJSON = nil, nil
 	out.attrs, out.review = nil, nil
 	return &out
 }

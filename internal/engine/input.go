@@ -60,11 +60,15 @@ func (in *input) cel(req *admission.Request, ns *corev1.Namespace) (*cel.Input, 
 		return nil, err
 	}
 	ci, err := in.celFor(req, in.obj, ns)
+	if ci != nil {
+		ci.ObjectJSON, ci.OldObjectJSON = req.Object(), req.OldObject()
+	}
 	in.celInput = ci
 	return ci, err
 }
 
-// celFor is the CEL input of req with obj as the object.
+// celFor is the CEL input of req with obj as the object (without the
+// review's bytes: obj need not be the review's object).
 func (in *input) celFor(req *admission.Request, obj runtime.Object, ns *corev1.Namespace) (*cel.Input, error) {
 	if !in.decoded {
 		in.decoded = true
