@@ -166,6 +166,9 @@ func compile(spec Spec, path *field.Path) (*Program, validating.Validator, field
 
 // Input is one request as the CEL variables see it.
 type Input struct {
+	// Object and OldObject are the objects, nil for none; an input made
+	// with ObjectJSON (OldObjectJSON) may leave it nil: Objects decodes it
+	// when something needs it decoded.
 	Object, OldObject runtime.Object
 	Kind              schema.GroupVersionKind
 	Resource          schema.GroupVersionResource
@@ -176,9 +179,10 @@ type Input struct {
 	User              user.Info
 	NamespaceObject   *corev1.Namespace
 	// ObjectJSON and OldObjectJSON are Object and OldObject as the review
-	// carries them (validated JSON), when it does: what the evaluation reads
-	// sizes from and values out of without converting the whole object.
-	// As clears them: its objects are made, not carried.
+	// carries them (validated JSON that ObjectFromJSON reads: CheckObject),
+	// when it does: the evaluation of tollgate's CEL policies reads the
+	// values the expressions reach from them instead of decoding the whole
+	// objects. As clears them: its objects are made, not carried.
 	ObjectJSON, OldObjectJSON []byte
 
 	// attrs and review are built on first use and shared by every policy
@@ -186,6 +190,9 @@ type Input struct {
 	// per request.
 	attrs  *k8sadmission.VersionedAttributes
 	review *review
+	// decodeErr is why Objects could not decode the bytes, once tried.
+	decoded   bool
+	decodeErr error
 }
 
 // As returns a copy of the input about other objects of another kind, such
@@ -195,17 +202,41 @@ func (in *Input) As(obj, old runtime.Object, kind schema.GroupVersionKind, resou
 	out.Object, out.OldObject, out.Kind, out.Resource = obj, old, kind, resource
 	out.ObjectJSON, out.OldObjectJSON = nil, nil
 	out.attrs, out.review = nil, nil
+	out.decoded, out.decodeErr = false, nil
 	return &out
 }
 
+// Objects returns Object and OldObject, decoding on first use those the
+// input carries only as JSON (ObjectFromJSON); the apiserver's evaluators
+// and Pod templates read objects, not bytes.
+func (in *Input) Objects() (obj, old runtime.Object, err error) {
+	if !in.decoded {
+		in.decoded = true
+		if in.Object == nil {
+			in.Object, in.decodeErr = RuntimeObject(in.ObjectJSON)
+		}
+		if in.OldObject == nil && in.decodeErr == nil {
+			in.OldObject, in.decodeErr = RuntimeObject(in.OldObjectJSON)
+		}
+	}
+	return in.Object, in.OldObject, in.decodeErr
+}
+
+// versioned is the input as the apiserver's evaluators read it, the
+// objects decoded (Objects; an object CheckObject refused reads as none).
 func (in *Input) versioned() *k8sadmission.VersionedAttributes {
 	if in.attrs == nil {
-		attrs := k8sadmission.NewAttributesRecord(in.Object, in.OldObject, in.Kind, in.Namespace, in.Name, in.Resource, in.SubResource,
-			k8sadmission.Operation(in.Operation), nil, in.DryRun, in.User)
-		in.attrs = &k8sadmission.VersionedAttributes{Attributes: attrs, VersionedKind: in.Kind,
-			VersionedObject: k8sadmission.NewLazyObject(in.Object), VersionedOldObject: k8sadmission.NewLazyObject(in.OldObject)}
+		obj, old, _ := in.Objects()
+		in.attrs = &k8sadmission.VersionedAttributes{Attributes: in.attributes(obj, old), VersionedKind: in.Kind,
+			VersionedObject: k8sadmission.NewLazyObject(obj), VersionedOldObject: k8sadmission.NewLazyObject(old)}
 	}
 	return in.attrs
+}
+
+// attributes is the request with obj and old as its objects.
+func (in *Input) attributes(obj, old runtime.Object) k8sadmission.Attributes {
+	return k8sadmission.NewAttributesRecord(obj, old, in.Kind, in.Namespace, in.Name, in.Resource, in.SubResource,
+		k8sadmission.Operation(in.Operation), nil, in.DryRun, in.User)
 }
 
 // Outcome is what a program made of an input.

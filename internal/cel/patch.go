@@ -48,12 +48,13 @@ var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewSch
 // Apply runs every patch in order, each on the result of the one before,
 // and returns the patched object; in.Object is not modified.
 func (p *Patches) Apply(ctx context.Context, in *Input) (runtime.Object, error) {
-	obj := in.Object
+	obj, old, err := in.Objects()
+	if err != nil {
+		return nil, err
+	}
 	for i, pt := range p.patchers {
-		attrs := k8sadmission.NewAttributesRecord(obj, in.OldObject, in.Kind, in.Namespace, in.Name, in.Resource, in.SubResource,
-			k8sadmission.Operation(in.Operation), nil, in.DryRun, in.User)
-		va := &k8sadmission.VersionedAttributes{Attributes: attrs, VersionedKind: in.Kind,
-			VersionedObject: k8sadmission.NewLazyObject(obj), VersionedOldObject: k8sadmission.NewLazyObject(in.OldObject)}
+		va := &k8sadmission.VersionedAttributes{Attributes: in.attributes(obj, old), VersionedKind: in.Kind,
+			VersionedObject: k8sadmission.NewLazyObject(obj), VersionedOldObject: k8sadmission.NewLazyObject(old)}
 		out, err := pt.Patch(ctx, patch.Request{
 			MatchedResource:     in.Resource,
 			VersionedAttributes: va,

@@ -5,11 +5,14 @@ import (
 
 	"github.com/google/cel-go/common/types/ref"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	k8sadmission "k8s.io/apiserver/pkg/admission"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
 	"k8s.io/apiserver/pkg/cel/common"
+
+	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 )
 
 // review is what every policy evaluated on one Input reads, built once: the
@@ -22,43 +25,49 @@ type review struct {
 	shared                                map[string]*varResult
 }
 
-// values builds the input's review on first use.
+// values builds the input's review on first use. An object the input
+// carries as JSON is read from it as the expressions reach its members
+// (lazy.go); only the apiserver's own evaluators (match conditions, the
+// reference validator) and Pod templates need it decoded (Objects).
 func (in *Input) values() *review {
 	if in.review != nil {
 		return in.review
 	}
-	va := in.versioned()
 	r := &review{shared: map[string]*varResult{}}
 	in.review = r
-	// As newActivation does (useSchemalessTypeRef), then converts each object
-	// once: LazyObject keeps its CEL value.
-	//lint:ignore SA1019 set as the apiserver's validator sets it (newActivation)
-	va.VersionedObject.UseSchemalessTypeRef = true
-	//lint:ignore SA1019 likewise
-	va.VersionedOldObject.UseSchemalessTypeRef = true
 	adapter := newValues()
-	old, err := objectValue(adapter, &va.VersionedOldObject)
+	old, err := objectValue(adapter, in.OldObjectJSON, in.OldObject)
 	if err != nil {
 		r.err = fmt.Errorf("failed to prepare oldObject variable for evaluation: %w", err)
 		return r
 	}
-	obj, err := objectValue(adapter, &va.VersionedObject)
+	obj, err := objectValue(adapter, in.ObjectJSON, in.Object)
 	if err != nil {
 		r.err = fmt.Errorf("failed to prepare object variable for evaluation: %w", err)
 		return r
 	}
 	r.object, r.oldObject = obj, old
-	request := plugincel.CreateAdmissionRequest(va.Attributes, metav1.GroupVersionResource(in.Resource), metav1.GroupVersionKind(va.VersionedKind))
+	// The request variable reads no object (CreateAdmissionRequest leaves
+	// them out): attributes without them, so as not to decode them.
+	request := plugincel.CreateAdmissionRequest(in.attributes(nil, nil), metav1.GroupVersionResource(in.Resource), metav1.GroupVersionKind(in.Kind))
 	r.request = common.SchemalessTypedToVal(request)
 	r.namespace = common.SchemalessTypedToVal(plugincel.CreateNamespaceObject(in.NamespaceObject))
 	return r
 }
 
-// objectValue is the object's CEL value as LazyObject.CELValue makes it,
-// unstructured objects' through adapter.
-func objectValue(adapter *values, l *k8sadmission.LazyObject) (ref.Val, error) {
-	if u, ok := l.Object().(*unstructured.Unstructured); ok {
+// objectValue is an object's CEL value: read from raw when there are
+// bytes, else made as LazyObject.CELValue makes it for the apiserver's
+// validator (newActivation sets useSchemalessTypeRef), unstructured
+// objects' through adapter.
+func objectValue(adapter *values, raw []byte, obj runtime.Object) (ref.Val, error) {
+	if len(raw) > 0 {
+		return adapter.NativeToValue(&node{raw: jsonscan.Value(raw)}), nil
+	}
+	if u, ok := obj.(*unstructured.Unstructured); ok {
 		return adapter.NativeToValue(u.Object), nil
 	}
+	l := k8sadmission.NewLazyObject(obj)
+	//lint:ignore SA1019 set as the apiserver's validator sets it (newActivation)
+	l.UseSchemalessTypeRef = true
 	return l.CELValue()
 }

@@ -13,7 +13,8 @@ import (
 // members are read through the adapter again), but each non-empty map and
 // list of the objects once: the default adapter wraps a map again at every
 // read of it, so every policy reading object.spec.containers paid for new
-// wrappers of object, spec, the list and each container.
+// wrappers of object, spec, the list and each container. It also makes the
+// values of the nodes of objects read from their JSON (lazy.go).
 type values struct {
 	maps  map[unsafe.Pointer]ref.Val
 	lists map[listKey]ref.Val
@@ -31,6 +32,8 @@ func newValues() *values {
 // NativeToValue implements types.Adapter.
 func (c *values) NativeToValue(v any) ref.Val {
 	switch x := v.(type) {
+	case *node:
+		return c.valueOf(x)
 	case map[string]any:
 		if len(x) > 0 {
 			p := reflect.ValueOf(x).UnsafePointer()

@@ -12,17 +12,17 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/cel"
 )
 
-// input is what validation reads of a request: the metadata always, the
-// whole objects only when a CEL policy needs them, decoded once.
+// input is what validation reads of a request: the metadata always; for
+// CEL policies, the objects' JSON, checked once, which the evaluation reads
+// only as far as the expressions go (cel.Input); the whole objects decoded
+// only for what needs them (Pod templates, the apiserver's evaluators).
 type input struct {
 	meta              *admission.ObjectMeta
 	labels, oldLabels map[string]string
 
-	obj, oldObj runtime.Object
-	decoded     bool
-	decodeErr   error
-	celInput    *cel.Input // shared by the request's policies
-	tmpl        *template  // the Pod template view, likewise
+	celInput *cel.Input // shared by the request's policies
+	celErr   error      // why the objects cannot be read, once checked
+	tmpl     *template  // the Pod template view, likewise
 }
 
 func newInput(req *admission.Request) (*input, error) {
@@ -40,50 +40,44 @@ func newInput(req *admission.Request) (*input, error) {
 	return in, nil
 }
 
-func (in *input) decode(req *admission.Request) error {
-	if in.decoded {
-		return in.decodeErr
+// cel is the CEL input of the request, its objects as the review's JSON;
+// an error when they cannot be read (cel.CheckObject), object first, as
+// decoding them would fail.
+func (in *input) cel(req *admission.Request, ns *corev1.Namespace) (*cel.Input, error) {
+	if in.celInput != nil || in.celErr != nil {
+		return in.celInput, in.celErr
 	}
-	in.decoded = true
-	in.obj, in.decodeErr = cel.RuntimeObject(req.Object())
-	if in.decodeErr == nil {
-		in.oldObj, in.decodeErr = cel.RuntimeObject(req.OldObject())
+	if in.celErr = cel.CheckObject(req.Object()); in.celErr == nil {
+		in.celErr = cel.CheckObject(req.OldObject())
 	}
-	return in.decodeErr
+	if in.celErr != nil {
+		return nil, in.celErr
+	}
+	in.celInput = inputOf(req, ns)
+	in.celInput.ObjectJSON, in.celInput.OldObjectJSON = req.Object(), req.OldObject()
+	return in.celInput, nil
 }
 
-func (in *input) cel(req *admission.Request, ns *corev1.Namespace) (*cel.Input, error) {
-	if in.celInput != nil {
-		return in.celInput, nil
-	}
-	if err := in.decode(req); err != nil {
+// celFor is the CEL input of req with obj as the object (not the review's:
+// a mutated one), the old object decoded from the review.
+func (in *input) celFor(req *admission.Request, obj runtime.Object, ns *corev1.Namespace) (*cel.Input, error) {
+	old, err := cel.RuntimeObject(req.OldObject())
+	if err != nil {
 		return nil, err
 	}
-	ci, err := in.celFor(req, in.obj, ns)
-	if ci != nil {
-		ci.ObjectJSON, ci.OldObjectJSON = req.Object(), req.OldObject()
-	}
-	in.celInput = ci
-	return ci, err
+	ci := inputOf(req, ns)
+	ci.Object, ci.OldObject = obj, old
+	return ci, nil
 }
 
-// celFor is the CEL input of req with obj as the object (without the
-// review's bytes: obj need not be the review's object).
-func (in *input) celFor(req *admission.Request, obj runtime.Object, ns *corev1.Namespace) (*cel.Input, error) {
-	if !in.decoded {
-		in.decoded = true
-		in.oldObj, in.decodeErr = cel.RuntimeObject(req.OldObject())
-	}
-	if in.decodeErr != nil {
-		return nil, in.decodeErr
-	}
+// inputOf is the CEL input of req without its objects.
+func inputOf(req *admission.Request, ns *corev1.Namespace) *cel.Input {
 	return &cel.Input{
-		Object: obj, OldObject: in.oldObj,
 		Kind: req.Kind, Resource: req.Resource, SubResource: req.SubResource,
 		Name: req.Name, Namespace: req.Namespace, Operation: string(req.Operation), DryRun: req.DryRun,
 		User:            &user.DefaultInfo{Name: req.UserInfo.Username, UID: req.UserInfo.UID, Groups: req.UserInfo.Groups},
 		NamespaceObject: ns,
-	}, nil
+	}
 }
 
 // template is a Pod controller's Pod template, seen as the Pod it makes.
@@ -105,11 +99,15 @@ func (in *input) podTemplate(req *admission.Request, ns *corev1.Namespace) (*tem
 	if err != nil {
 		return nil, err
 	}
-	pod, err := podOf(in.obj)
+	obj, old, err := base.Objects()
 	if err != nil {
 		return nil, err
 	}
-	oldPod, _ := podOf(in.oldObj)
+	pod, err := podOf(obj)
+	if err != nil {
+		return nil, err
+	}
+	oldPod, _ := podOf(old)
 	ci := base.As(pod, oldPod, corev1.SchemeGroupVersion.WithKind("Pod"), corev1.SchemeGroupVersion.WithResource("pods"))
 	var labels map[string]string
 	if pod != nil {

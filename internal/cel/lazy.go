@@ -1,0 +1,304 @@
+package cel
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"unsafe"
+
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+	"github.com/valyala/fastjson"
+	"github.com/valyala/fastjson/fastfloat"
+
+	"github.com/tollgate-dev/tollgate/internal/jsonscan"
+)
+
+// The CEL values of a review's objects are read from the review's JSON as
+// an expression reaches them, one object or array at a time, instead of
+// converting the whole object into Go maps first (ObjectFromJSON): a
+// policy reads a handful of a Pod's 500-odd members.
+//
+// Why the values are those of ObjectFromJSON and the values adapter, exactly:
+//
+//   - One level of an object or array is decoded into the same Go values
+//     toGo makes (level): strings unescaped by fastjson, numbers as
+//     fastjson's Int64 then Float64 read the token, true, false, nil, the
+//     members in order so that a repeated name keeps its last value, known
+//     keys not allocated; empty objects and arrays as the empty map and
+//     slice toGo makes. Only a non-empty nested object or array differs: it
+//     is a node, its bytes, which the adapter turns into its own CEL value
+//     on first read and keeps.
+//   - That level is wrapped in cel-go's own map and list
+//     (types.NewStringInterfaceMap, types.NewDynamicList) with the values
+//     adapter, as today: lookups, has(), .?, in, size(), equality either
+//     way, iteration, errors ("no such key: x") and formatting are cel-go's
+//     code on the same keys and values, the nested ones reached through
+//     the adapter as before.
+//   - The methods that hand out the underlying Go value, where a node
+//     would show, are replaced: Value and ConvertToNative answer from the
+//     fully decoded value (toGo of the bytes, made once) wrapped as the
+//     default adapter wraps it, so a library converting a map or list to
+//     native values gets what it got before, no node; Fold hands out the
+//     adapter's CEL values instead of raw ones (the interpreter converts
+//     what it is handed with an adapter, and a CEL value is itself);
+//     ConvertToType(map or list) returns the wrapper; a list's String
+//     prints the decoded elements as cel-go prints raw ones.
+//
+// TestLazyValues and FuzzLazyValues compare every one of these with
+// today's value on edge-case documents; TestEvaluateAsReference and
+// FuzzEvaluateAsReference decide with these values what the apiserver's
+// validator decides on the decoded objects.
+//
+// A review is evaluated by one goroutine: nodes cache without locks.
+
+// node is a non-empty JSON object or array of a review not read yet.
+type node struct {
+	raw []byte // valid JSON, the value alone
+	val ref.Val
+}
+
+// celMap and celList are the methods of cel-go's map and list.
+type celMap interface {
+	traits.Mapper
+	traits.Foldable
+	traits.Zeroer
+	fmt.Stringer
+}
+
+type celList interface {
+	traits.Lister
+	traits.Foldable
+	traits.Zeroer
+	fmt.Stringer
+}
+
+// lazyMap is an object of the review as a CEL map.
+type lazyMap struct {
+	celMap
+	level   map[string]any
+	adapter *values
+	raw     []byte
+	full    ref.Val // the decoded object, as the default adapter wraps it
+}
+
+// lazyList is an array of the review as a CEL list.
+type lazyList struct {
+	celList
+	level   []any
+	adapter *values
+	raw     []byte
+	full    ref.Val
+}
+
+// valueOf is the CEL value of a node: an object's or array's first level,
+// wrapped; an empty one as the adapter wraps what toGo makes of it.
+func (c *values) valueOf(n *node) ref.Val {
+	if n.val != nil {
+		return n.val
+	}
+	if n.raw[0] == '{' {
+		level := objectLevel(n.raw)
+		if len(level) == 0 {
+			n.val = c.NativeToValue(level)
+		} else {
+			n.val = &lazyMap{celMap: types.NewStringInterfaceMap(c, level).(celMap), level: level, adapter: c, raw: n.raw}
+		}
+	} else {
+		level := arrayLevel(n.raw)
+		if len(level) == 0 {
+			n.val = c.NativeToValue(level)
+		} else {
+			n.val = &lazyList{celList: types.NewDynamicList(c, level).(celList), level: level, adapter: c, raw: n.raw}
+		}
+	}
+	return n.val
+}
+
+// objectLevel is the members of an object, nested objects and arrays as nodes.
+func objectLevel(raw []byte) map[string]any {
+	known := knownKeys()
+	m := map[string]any{}
+	for k, v := range jsonscan.Pairs(raw) {
+		m[keyOf(known, k)] = member(v)
+	}
+	return m
+}
+
+// arrayLevel is the elements of an array, nested objects and arrays as nodes.
+func arrayLevel(raw []byte) []any {
+	elems := jsonscan.Elements(raw)
+	out := make([]any, len(elems))
+	for i, e := range elems {
+		out[i] = member(e)
+	}
+	return out
+}
+
+// keyOf is a quoted key as toGo has it.
+func keyOf(known map[string]string, quoted []byte) string {
+	inner := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return key(known, inner)
+	}
+	return unescaped(quoted)
+}
+
+// member is what toGo makes of a value, except a non-empty object or array,
+// which is a node.
+func member(raw []byte) any {
+	switch raw[0] {
+	case '{', '[':
+		if emptyContainer(raw) {
+			if raw[0] == '{' {
+				return map[string]any{}
+			}
+			return []any{}
+		}
+		return &node{raw: raw}
+	case '"':
+		inner := raw[1 : len(raw)-1]
+		if bytes.IndexByte(inner, '\\') < 0 {
+			return string(inner)
+		}
+		return unescaped(raw)
+	case 't':
+		return true
+	case 'f':
+		return false
+	case 'n':
+		return nil
+	default:
+		s := unsafe.String(unsafe.SliceData(raw), len(raw)) // parsed, not kept
+		if i, err := fastfloat.ParseInt64(s); err == nil {
+			return i
+		}
+		f, _ := fastfloat.Parse(s)
+		return f
+	}
+}
+
+// emptyContainer tells whether an object or array has nothing but space
+// between its brackets.
+func emptyContainer(raw []byte) bool {
+	for _, c := range raw[1 : len(raw)-1] {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// unescaped is a quoted JSON string with escapes as fastjson unescapes it
+// (toGo's strings and keys).
+func unescaped(quoted []byte) string {
+	p := parsers.Get()
+	defer parsers.Put(p)
+	v, err := p.ParseBytes(quoted)
+	if err != nil {
+		return ""
+	}
+	return string(v.GetStringBytes())
+}
+
+// decoded is raw as toGo decodes it, wrapped by the default adapter.
+func decoded(raw []byte) ref.Val {
+	p := parsers.Get()
+	defer parsers.Put(p)
+	v, err := p.ParseBytes(raw)
+	if err != nil {
+		// Not reached: the objects are valid JSON that ObjectFromJSON reads
+		// (CheckObject), and nodes are parts of them.
+		return types.NewErr("cannot read object: %v", err)
+	}
+	if v.Type() != fastjson.TypeObject && v.Type() != fastjson.TypeArray {
+		return types.NewErr("cannot read object: want an object or array, got %s", v.Type())
+	}
+	return types.DefaultTypeAdapter.NativeToValue(toGo(v, knownKeys()))
+}
+
+func (m *lazyMap) decoded() ref.Val {
+	if m.full == nil {
+		m.full = decoded(m.raw)
+	}
+	return m.full
+}
+
+func (l *lazyList) decoded() ref.Val {
+	if l.full == nil {
+		l.full = decoded(l.raw)
+	}
+	return l.full
+}
+
+// Value is the object as toGo decodes it.
+func (m *lazyMap) Value() any { return m.decoded().Value() }
+
+// ConvertToNative converts the decoded object, as cel-go's map converts
+// toGo's; where it would return its own wrapper, it returns m.
+func (m *lazyMap) ConvertToNative(t reflect.Type) (any, error) {
+	return convert(m, m.decoded(), t)
+}
+
+// ConvertToType is cel-go's map's, with m as the map.
+func (m *lazyMap) ConvertToType(t ref.Type) ref.Val {
+	if t == types.MapType {
+		return m
+	}
+	return m.celMap.ConvertToType(t)
+}
+
+// Fold is cel-go's map's, handing out CEL values.
+func (m *lazyMap) Fold(f traits.Folder) {
+	for k, v := range m.level {
+		if !f.FoldEntry(k, m.adapter.NativeToValue(v)) {
+			return
+		}
+	}
+}
+
+// Value is the array as toGo decodes it.
+func (l *lazyList) Value() any { return l.decoded().Value() }
+
+// ConvertToNative converts the decoded array, as cel-go's list converts
+// toGo's; where it would return its own wrapper, it returns l.
+func (l *lazyList) ConvertToNative(t reflect.Type) (any, error) {
+	return convert(l, l.decoded(), t)
+}
+
+// ConvertToType is cel-go's list's, with l as the list.
+func (l *lazyList) ConvertToType(t ref.Type) ref.Val {
+	if t == types.ListType {
+		return l
+	}
+	return l.celList.ConvertToType(t)
+}
+
+// Fold is cel-go's list's, handing out CEL values.
+func (l *lazyList) Fold(f traits.Folder) {
+	for i, v := range l.level {
+		if !f.FoldEntry(i, l.adapter.NativeToValue(v)) {
+			return
+		}
+	}
+}
+
+// String is cel-go's list's, which prints the raw elements.
+func (l *lazyList) String() string { return fmt.Sprint(l.decoded()) }
+
+// convert is full's ConvertToNative, self instead of full's own wrapper.
+func convert(self, full ref.Val, t reflect.Type) (any, error) {
+	if types.IsError(full) {
+		return nil, full.(*types.Err)
+	}
+	v, err := full.ConvertToNative(t)
+	if err == nil {
+		if w, ok := v.(ref.Val); ok && w == full {
+			return self, nil
+		}
+	}
+	return v, err
+}
