@@ -179,10 +179,10 @@ type Input struct {
 	User              user.Info
 	NamespaceObject   *corev1.Namespace
 	// ObjectJSON and OldObjectJSON are Object and OldObject as the review
-	// carries them (validated JSON that ObjectFromJSON reads: CheckObject),
-	// when it does: the evaluation of tollgate's CEL policies reads the
-	// values the expressions reach from them instead of decoding the whole
-	// objects. As clears them: its objects are made, not carried.
+	// carries them (validated JSON), when it does: the evaluation of
+	// tollgate's CEL policies reads the values the expressions reach from
+	// them instead of decoding the whole objects. Check them first. As
+	// clears them: its objects are made, not carried.
 	ObjectJSON, OldObjectJSON []byte
 
 	// attrs and review are built on first use and shared by every policy
@@ -193,6 +193,11 @@ type Input struct {
 	// decodeErr is why Objects could not decode the bytes, once tried.
 	decoded   bool
 	decodeErr error
+	// docs are ObjectJSON and OldObjectJSON as read by Check, and docsErr
+	// why they cannot be read.
+	checked bool
+	docs    [2]*document
+	docsErr error
 }
 
 // As returns a copy of the input about other objects of another kind, such
@@ -203,7 +208,24 @@ func (in *Input) As(obj, old runtime.Object, kind schema.GroupVersionKind, resou
 	out.ObjectJSON, out.OldObjectJSON = nil, nil
 	out.attrs, out.review = nil, nil
 	out.decoded, out.decodeErr = false, nil
+	out.checked, out.docs, out.docsErr = false, [2]*document{}, nil
 	return &out
+}
+
+// Check reads ObjectJSON and OldObjectJSON once, for where their objects
+// and arrays end (which the evaluation then reads them by), and returns the
+// error decoding them would return (ObjectFromJSON's: not an object, or
+// nested deeper than it reads), the object's first. Evaluating an input
+// whose bytes Check refuses fails with that error.
+func (in *Input) Check() error {
+	if !in.checked {
+		in.checked = true
+		in.docs[0], in.docsErr = newDocument(in.ObjectJSON)
+		if in.docsErr == nil {
+			in.docs[1], in.docsErr = newDocument(in.OldObjectJSON)
+		}
+	}
+	return in.docsErr
 }
 
 // Objects returns Object and OldObject, decoding on first use those the
@@ -223,7 +245,7 @@ func (in *Input) Objects() (obj, old runtime.Object, err error) {
 }
 
 // versioned is the input as the apiserver's evaluators read it, the
-// objects decoded (Objects; an object CheckObject refused reads as none).
+// objects decoded (Objects; an object Check refuses reads as none).
 func (in *Input) versioned() *k8sadmission.VersionedAttributes {
 	if in.attrs == nil {
 		obj, old, _ := in.Objects()

@@ -53,10 +53,44 @@ import (
 //
 // A review is evaluated by one goroutine: nodes cache without locks.
 
-// node is a non-empty JSON object or array of a review not read yet.
+// document is an object of the review as JSON, and where its objects and
+// arrays end, so that reading one level skips the levels below it.
+type document struct {
+	raw   []byte
+	index *jsonscan.Index
+}
+
+// newDocument reads the shape of raw, validated JSON, once; the error is
+// the one ObjectFromJSON would return: raw is no object, or one nested
+// deeper than fastjson reads (its MaxDepth, the one limit it puts on valid
+// JSON). Nil for no bytes, which is no object.
+func newDocument(raw []byte) (*document, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	d := &document{raw: raw, index: jsonscan.NewIndex(raw)}
+	if jsonscan.TypeOf(raw) != fastjson.TypeObject || d.index.Depth() > fastjson.MaxDepth {
+		_, err := RuntimeObject(raw)
+		return nil, err
+	}
+	return d, nil
+}
+
+// root is the document's object as a node.
+func (d *document) root() *node {
+	start := 0
+	for d.raw[start] != '{' { // leading space
+		start++
+	}
+	return &node{doc: d, start: start, end: d.index.End(d.raw, start)}
+}
+
+// node is a non-empty JSON object or array of a review not read yet:
+// doc.raw[start:end].
 type node struct {
-	raw []byte // valid JSON, the value alone
-	val ref.Val
+	doc        *document
+	start, end int
+	val        ref.Val
 }
 
 // celMap and celList are the methods of cel-go's map and list.
@@ -98,40 +132,45 @@ func (c *values) valueOf(n *node) ref.Val {
 	if n.val != nil {
 		return n.val
 	}
-	if n.raw[0] == '{' {
-		level := objectLevel(n.raw)
+	raw := n.doc.raw[n.start:n.end]
+	if raw[0] == '{' {
+		level := objectLevel(n.doc, n.start)
 		if len(level) == 0 {
 			n.val = c.NativeToValue(level)
 		} else {
-			n.val = &lazyMap{celMap: types.NewStringInterfaceMap(c, level).(celMap), level: level, adapter: c, raw: n.raw}
+			n.val = &lazyMap{celMap: types.NewStringInterfaceMap(c, level).(celMap), level: level, adapter: c, raw: raw}
 		}
 	} else {
-		level := arrayLevel(n.raw)
+		level := arrayLevel(n.doc, n.start)
 		if len(level) == 0 {
 			n.val = c.NativeToValue(level)
 		} else {
-			n.val = &lazyList{celList: types.NewDynamicList(c, level).(celList), level: level, adapter: c, raw: n.raw}
+			n.val = &lazyList{celList: types.NewDynamicList(c, level).(celList), level: level, adapter: c, raw: raw}
 		}
 	}
 	return n.val
 }
 
-// objectLevel is the members of an object, nested objects and arrays as nodes.
-func objectLevel(raw []byte) map[string]any {
+// objectLevel is the members of the object at d.raw[start], nested objects
+// and arrays as nodes.
+func objectLevel(d *document, start int) map[string]any {
 	known := knownKeys()
 	m := map[string]any{}
-	for k, v := range jsonscan.Pairs(raw) {
-		m[keyOf(known, k)] = member(v)
+	for k, v := range d.index.Members(d.raw, start) {
+		m[keyOf(known, k)] = member(d, v)
 	}
 	return m
 }
 
-// arrayLevel is the elements of an array, nested objects and arrays as nodes.
-func arrayLevel(raw []byte) []any {
-	elems := jsonscan.Elements(raw)
-	out := make([]any, len(elems))
-	for i, e := range elems {
-		out[i] = member(e)
+// arrayLevel is the elements of the array at d.raw[start], nested objects
+// and arrays as nodes.
+func arrayLevel(d *document, start int) []any {
+	var out []any
+	for v := range d.index.Elements(d.raw, start) {
+		out = append(out, member(d, v))
+	}
+	if out == nil {
+		out = []any{}
 	}
 	return out
 }
@@ -145,9 +184,10 @@ func keyOf(known map[string]string, quoted []byte) string {
 	return unescaped(quoted)
 }
 
-// member is what toGo makes of a value, except a non-empty object or array,
-// which is a node.
-func member(raw []byte) any {
+// member is what toGo makes of the value at v, except a non-empty object
+// or array, which is a node.
+func member(d *document, v jsonscan.Span) any {
+	raw := d.raw[v.Start:v.End]
 	switch raw[0] {
 	case '{', '[':
 		if emptyContainer(raw) {
@@ -156,7 +196,7 @@ func member(raw []byte) any {
 			}
 			return []any{}
 		}
-		return &node{raw: raw}
+		return &node{doc: d, start: v.Start, end: v.End}
 	case '"':
 		inner := raw[1 : len(raw)-1]
 		if bytes.IndexByte(inner, '\\') < 0 {
@@ -211,7 +251,7 @@ func decoded(raw []byte) ref.Val {
 	v, err := p.ParseBytes(raw)
 	if err != nil {
 		// Not reached: the objects are valid JSON that ObjectFromJSON reads
-		// (CheckObject), and nodes are parts of them.
+		// (newDocument), and nodes are parts of them.
 		return types.NewErr("cannot read object: %v", err)
 	}
 	if v.Type() != fastjson.TypeObject && v.Type() != fastjson.TypeArray {

@@ -63,16 +63,14 @@ func TestLazyValues(t *testing.T) {
 			if err := jsonscan.Valid(doc); err != nil {
 				t.Fatal(err)
 			}
-			if err := CheckObject(doc); err != nil {
-				t.Fatal(err)
-			}
 			compareLazy(t, doc)
 		})
 	}
 }
 
-// FuzzLazyValues: on any valid JSON, CheckObject says what ObjectFromJSON
-// says, and on any object it reads, the lazy value is today's value.
+// FuzzLazyValues: on any valid JSON, newDocument (Input.Check) refuses
+// what ObjectFromJSON refuses, with its error, and on any object it reads,
+// the lazy value is today's value.
 func FuzzLazyValues(f *testing.F) {
 	for _, doc := range lazyDocs(f) {
 		if len(doc) <= maxFuzzDoc {
@@ -86,10 +84,10 @@ func FuzzLazyValues(f *testing.F) {
 			return // the captured Pods are TestLazyValues'
 		}
 		_, want := RuntimeObject(doc)
-		if got := CheckObject(doc); fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("CheckObject: %v, ObjectFromJSON: %v", got, want)
+		if _, got := newDocument(doc); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("newDocument: %v, ObjectFromJSON: %v", got, want)
 		}
-		if want != nil || len(doc) == 0 || jsonscan.Depth(doc) > maxFuzzDepth {
+		if want != nil || len(doc) == 0 || jsonscan.NewIndex(doc).Depth() > maxFuzzDepth {
 			return
 		}
 		compareLazy(t, doc)
@@ -110,7 +108,11 @@ func compareLazy(t *testing.T, doc []byte) {
 		t.Fatal(err)
 	}
 	want := newValues().NativeToValue(u.Object)
-	got, err := objectValue(newValues(), doc, nil)
+	d, err := newDocument(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := objectValue(newValues(), d, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

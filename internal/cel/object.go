@@ -6,8 +6,6 @@ import (
 	"github.com/valyala/fastjson"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 )
 
 var parsers fastjson.ParserPool
@@ -41,20 +39,6 @@ func RuntimeObject(raw []byte) (runtime.Object, error) {
 		return nil, err
 	}
 	return u, nil
-}
-
-// CheckObject is the error RuntimeObject would return for raw, validated
-// JSON, without decoding it: raw is absent, or an object that fastjson
-// reads (nested within its MaxDepth, the one limit it puts on valid JSON);
-// else the decoding runs to say what is wrong. An input's ObjectJSON is
-// read without ever being decoded whole: this is the check the decoding
-// made.
-func CheckObject(raw []byte) error {
-	if len(raw) == 0 || jsonscan.TypeOf(raw) == fastjson.TypeObject && jsonscan.Depth(raw) <= fastjson.MaxDepth {
-		return nil
-	}
-	_, err := RuntimeObject(raw)
-	return err
 }
 
 func toGo(v *fastjson.Value, known map[string]string) any {

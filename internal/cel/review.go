@@ -11,8 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
 	"k8s.io/apiserver/pkg/cel/common"
-
-	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 )
 
 // review is what every policy evaluated on one Input reads, built once: the
@@ -35,13 +33,17 @@ func (in *Input) values() *review {
 	}
 	r := &review{shared: map[string]*varResult{}}
 	in.review = r
+	if err := in.Check(); err != nil {
+		r.err = fmt.Errorf("failed to prepare object variables for evaluation: %w", err)
+		return r
+	}
 	adapter := newValues()
-	old, err := objectValue(adapter, in.OldObjectJSON, in.OldObject)
+	old, err := objectValue(adapter, in.docs[1], in.OldObject)
 	if err != nil {
 		r.err = fmt.Errorf("failed to prepare oldObject variable for evaluation: %w", err)
 		return r
 	}
-	obj, err := objectValue(adapter, in.ObjectJSON, in.Object)
+	obj, err := objectValue(adapter, in.docs[0], in.Object)
 	if err != nil {
 		r.err = fmt.Errorf("failed to prepare object variable for evaluation: %w", err)
 		return r
@@ -55,13 +57,13 @@ func (in *Input) values() *review {
 	return r
 }
 
-// objectValue is an object's CEL value: read from raw when there are
+// objectValue is an object's CEL value: read from doc when there are
 // bytes, else made as LazyObject.CELValue makes it for the apiserver's
 // validator (newActivation sets useSchemalessTypeRef), unstructured
 // objects' through adapter.
-func objectValue(adapter *values, raw []byte, obj runtime.Object) (ref.Val, error) {
-	if len(raw) > 0 {
-		return adapter.NativeToValue(&node{raw: jsonscan.Value(raw)}), nil
+func objectValue(adapter *values, doc *document, obj runtime.Object) (ref.Val, error) {
+	if doc != nil {
+		return adapter.NativeToValue(doc.root()), nil
 	}
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		return adapter.NativeToValue(u.Object), nil

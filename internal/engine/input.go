@@ -41,21 +41,18 @@ func newInput(req *admission.Request) (*input, error) {
 }
 
 // cel is the CEL input of the request, its objects as the review's JSON;
-// an error when they cannot be read (cel.CheckObject), object first, as
-// decoding them would fail.
+// an error when they cannot be read (Check), as decoding them would fail.
 func (in *input) cel(req *admission.Request, ns *corev1.Namespace) (*cel.Input, error) {
 	if in.celInput != nil || in.celErr != nil {
 		return in.celInput, in.celErr
 	}
-	if in.celErr = cel.CheckObject(req.Object()); in.celErr == nil {
-		in.celErr = cel.CheckObject(req.OldObject())
-	}
-	if in.celErr != nil {
+	ci := inputOf(req, ns)
+	ci.ObjectJSON, ci.OldObjectJSON = req.Object(), req.OldObject()
+	if in.celErr = ci.Check(); in.celErr != nil {
 		return nil, in.celErr
 	}
-	in.celInput = inputOf(req, ns)
-	in.celInput.ObjectJSON, in.celInput.OldObjectJSON = req.Object(), req.OldObject()
-	return in.celInput, nil
+	in.celInput = ci
+	return ci, nil
 }
 
 // celFor is the CEL input of req with obj as the object (not the review's:

@@ -8,8 +8,9 @@ import (
 )
 
 // FuzzScan: on any input the scan neither panics nor reads out of bounds;
-// on valid JSON every member and element it returns is valid JSON, and an
-// object's members are those encoding/json sees (when no name repeats).
+// on valid JSON every member and element it returns is valid JSON, an
+// object's members are those encoding/json sees (when no name repeats),
+// and an Index reads what the scan reads (checkIndex).
 func FuzzScan(f *testing.F) {
 	for _, s := range []string{`{"a":1,"b":{"c":[1,"]}"]},"d":"\""}`, `[1,[2,{"a":3}],"x"]`, `{"a"`, `{"a":`, `[`, `{"\u0061":1}`, `{"a":1,"a":2}`} {
 		f.Add([]byte(s))
@@ -27,6 +28,7 @@ func FuzzScan(f *testing.F) {
 				t.Fatalf("%q: a value %q is not valid JSON", b, v)
 			}
 		}
+		checkIndex(t, b)
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(b, &obj) != nil || repeats(b) {
 			return

@@ -7,8 +7,8 @@ import (
 	"github.com/valyala/fastjson"
 )
 
-// TestDepth: Depth is where fastjson's nesting limit falls, on either side
-// of it, and the depth of small documents.
+// TestDepth: an index's Depth is where fastjson's nesting limit falls, on
+// either side of it, and the depth of small documents.
 func TestDepth(t *testing.T) {
 	for _, tt := range []struct {
 		doc  string
@@ -17,7 +17,7 @@ func TestDepth(t *testing.T) {
 		{`1`, 1}, {`"[{"`, 1}, {`[]`, 1}, {`{}`, 1}, {` [ ] `, 1}, {`[1]`, 2}, {`[[]]`, 2}, {`[[1]]`, 3},
 		{`{"a":{}}`, 2}, {`{"a":{"b":[ ]},"c":"}}{{"}`, 3}, {`{"a\"{":[{"b":null}]}`, 4}, {`[[],[[1]],{}]`, 4},
 	} {
-		if got := Depth([]byte(tt.doc)); got != tt.want {
+		if got := NewIndex([]byte(tt.doc)).Depth(); got != tt.want {
 			t.Errorf("Depth(%s) = %d, want %d", tt.doc, got, tt.want)
 		}
 	}
@@ -26,8 +26,8 @@ func TestDepth(t *testing.T) {
 		for _, inner := range []string{"", "1", `{"a":[]}`} {
 			doc := strings.Repeat("[", n) + inner + strings.Repeat("]", n)
 			_, err := p.Parse(doc)
-			if tooDeep := Depth([]byte(doc)) > fastjson.MaxDepth; tooDeep != (err != nil) {
-				t.Errorf("%d arrays around %q: Depth %d, fastjson error %v", n, inner, Depth([]byte(doc)), err)
+			if d := NewIndex([]byte(doc)).Depth(); (d > fastjson.MaxDepth) != (err != nil) {
+				t.Errorf("%d arrays around %q: Depth %d, fastjson error %v", n, inner, d, err)
 			}
 		}
 	}
