@@ -86,7 +86,7 @@ func (p *Program) CheckFast(ctx context.Context, in *Input) Check {
 	for i, res := range p.rules {
 		val, det, err := res.Program.ContextEval(ctx, tc.act)
 		u := p.fast.rules[i]
-		check(fmt.Sprintf("rule %d", i), b.rules[i], *det.ActualCost(), 1, val, err, func() (ref.Val, error) { return u.eval(ctx, fc.act) })
+		check(fmt.Sprintf("rule %d", i), b.rules[i], *det.ActualCost(), 1, val, err, func() (ref.Val, error) { return u.eval(fc.act) })
 	}
 	for i, res := range p.messages {
 		if res.Program == nil {
@@ -94,7 +94,7 @@ func (p *Program) CheckFast(ctx context.Context, in *Input) Check {
 		}
 		val, det, err := res.Program.ContextEval(ctx, tc.act)
 		u := p.fast.messages[i]
-		check(fmt.Sprintf("message %d", i), b.messages[i], *det.ActualCost(), 1, val, err, func() (ref.Val, error) { return u.eval(ctx, fc.act) })
+		check(fmt.Sprintf("message %d", i), b.messages[i], *det.ActualCost(), 1, val, err, func() (ref.Val, error) { return u.eval(fc.act) })
 	}
 	if allBounded && total > b.total {
 		out.Problems = append(out.Problems, fmt.Sprintf("total cost %.0f over the policy's bound %.0f", total, b.total))

@@ -150,10 +150,10 @@ func (p *Program) admitsUntracked(ctx context.Context, in *Input) bool {
 	if r.err != nil {
 		return false
 	}
-	e := &policyEval{ctx: ctx, p: p, r: r, done: map[string]*varResult{}, untracked: true, shared: fi.shared}
+	e := &policyEval{ctx: ctx, p: p, r: r, untracked: true, shared: fi.shared}
 	c := e.newContext()
 	for _, u := range f.rules {
-		v, err := u.eval(ctx, c.act)
+		v, err := u.eval(c.act)
 		if err != nil || e.failed || v != types.True {
 			return false
 		}

@@ -1,7 +1,6 @@
 package cel
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"unsafe"
@@ -92,9 +91,12 @@ func envOf(prog cel.Program) *cel.Env {
 	return env
 }
 
-// eval evaluates the expression as the tracked program's ContextEval does.
-func (u *untracked) eval(ctx context.Context, act interpreter.Activation) (ref.Val, error) {
-	out, _, err := u.prog.ContextEval(ctx, act)
+// eval evaluates the expression as the tracked program's ContextEval does,
+// but without watching ctx: its evaluations are bounded (a tenth of the
+// per-call limit), and the fast path checks ctx before; a tracked
+// evaluation too finishes unless ctx ends within it.
+func (u *untracked) eval(act interpreter.Activation) (ref.Val, error) {
+	out, _, err := u.prog.Eval(act)
 	return out, err
 }
 

@@ -77,7 +77,7 @@ type varContext struct {
 }
 
 func (e *policyEval) newContext() *varContext {
-	c := &varContext{e: e, values: map[string]ref.Val{}}
+	c := &varContext{e: e}
 	c.act = &activation{r: e.r, variables: &varMap{c: c}}
 	return c
 }
@@ -109,6 +109,9 @@ func (c *varContext) resolve(v *variable) ref.Val {
 		} else {
 			c.replay(res)
 		}
+		if c.e.done == nil {
+			c.e.done = map[string]*varResult{}
+		}
 		c.e.done[v.name] = res
 	} else {
 		c.replay(res)
@@ -120,6 +123,9 @@ func (c *varContext) resolve(v *variable) ref.Val {
 		c.e.failed = true
 	}
 	val := res.valueFor(v.name)
+	if c.values == nil {
+		c.values = map[string]ref.Val{}
+	}
 	c.values[v.name] = val
 	return val
 }
@@ -137,7 +143,7 @@ func (c *varContext) evaluate(v *variable) *varResult {
 			c.rec = saved
 			return &varResult{val: types.NewErr("variable %q has no untracked program", v.name), noDetail: true}
 		}
-		val, err := v.untracked.eval(c.e.ctx, c.act)
+		val, err := v.untracked.eval(c.act)
 		c.rec = saved
 		res := &varResult{val: val, err: err, deps: deps}
 		if v.independent && len(deps) == 0 {
