@@ -75,11 +75,6 @@ const (
 	mapCreateCost  = 30
 )
 
-// exprBound is an expression's checked AST, for the analysis.
-type exprBound struct {
-	ast *celast.AST
-}
-
 // analyzer bounds the expressions of one policy for one stats.
 type analyzer struct {
 	a *celast.AST
