@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -120,33 +119,18 @@ func TestNoBoundBudget(t *testing.T) {
 	}
 }
 
-var (
-	boundOnce     sync.Once
-	boundPrograms []named
-)
-
 // FuzzCostBoundHolds is TestCostBoundHolds on generated Pods, their
 // sizes scanned from their JSON.
 func FuzzCostBoundHolds(f *testing.F) {
-	f.Add(uint64(0), int64(0), "app", "registry.k8s.io/pause:3.9")
-	f.Add(^uint64(0), int64(1000), "x", "docker.io/library/nginx:latest")
-	f.Add(uint64(0x5a5a5a5a5a5a5a5a), int64(-1), "", "registry.example.com/app@sha256:0123")
-	f.Add(uint64(0xa5a5a5a5a5a5a5a5), int64(65536), "debug", "")
+	addPodSeeds(f)
 	f.Fuzz(func(t *testing.T, bits uint64, n int64, name, image string) {
-		boundOnce.Do(func() {
-			for _, p := range append(libraryPrograms(t), corpusPrograms(t)...) {
-				if !strings.HasPrefix(p.name, "budget.yaml: ") {
-					boundPrograms = append(boundPrograms, p)
-				}
-			}
-		})
 		js, err := json.Marshal(generatedPod(bits, n, name, image))
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The review's bytes too, as the engine hands them: sizes are
 		// then scanned from them.
-		checkFast(t, boundPrograms, string(js), func() *cel.Input {
+		checkFast(t, fuzzCorpus(t), string(js), func() *cel.Input {
 			in := podInput(t, js)()
 			in.ObjectJSON = js
 			return in
