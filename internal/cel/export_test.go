@@ -27,6 +27,9 @@ type Check struct {
 	// Qualifies: the policy's bound holds for the input's sizes.
 	Qualifies bool
 	Problems  []string
+	// Tightest is the least bound / cost of the expressions that cost
+	// something (0 when none).
+	Tightest float64
 }
 
 // CheckFast evaluates every variable, rule and message expression of p on
@@ -61,6 +64,9 @@ func (p *Program) CheckFast(ctx context.Context, in *Input) Check {
 			allBounded = false
 		} else {
 			out.Bounded++
+			if r := bound / float64(cost); cost > 0 && (out.Tightest == 0 || r < out.Tightest) {
+				out.Tightest = r
+			}
 			if float64(cost) > bound {
 				out.Problems = append(out.Problems, fmt.Sprintf("%s: cost %d over its bound %.0f (stats %+v)", what, cost, bound, st))
 			}
