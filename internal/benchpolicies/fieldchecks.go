@@ -14,6 +14,7 @@ import (
 func FieldChecks(n int) (*policy.Set, error) {
 	var b strings.Builder
 	for i := range n {
+		rules := FieldCheckRules(i)
 		fmt.Fprintf(&b, `apiVersion: tollgate.dev/v1alpha1
 kind: Policy
 metadata: {name: field-check-%d}
@@ -21,16 +22,25 @@ spec:
   match: {resources: [pods], operations: [CREATE, UPDATE]}
   validate:
     expressions:
-    - expression: "!has(object.metadata.labels) || !('forbidden-%d' in object.metadata.labels)"
+    - expression: %q
       message: "label forbidden-%d is not allowed"
-    - expression: "object.spec.containers.all(c, has(c.image) && c.name != 'forbidden-%d')"
+    - expression: %q
       message: "container forbidden-%d is not allowed"
 ---
-`, i, i, i, i, i)
+`, i, rules[0], i, rules[1], i)
 	}
 	ps, err := policy.Parse("field-checks.yaml", []byte(b.String()))
 	if err != nil {
 		return nil, err
 	}
 	return oneGroup(ps, n)
+}
+
+// FieldCheckRules are the two rules of field check i: a has() on the Pod
+// and an all() over its containers.
+func FieldCheckRules(i int) [2]string {
+	return [2]string{
+		fmt.Sprintf("!has(object.metadata.labels) || !('forbidden-%d' in object.metadata.labels)", i),
+		fmt.Sprintf("object.spec.containers.all(c, has(c.image) && c.name != 'forbidden-%d')", i),
+	}
 }

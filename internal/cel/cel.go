@@ -66,6 +66,9 @@ type Program struct {
 		once      sync.Once
 		validator validating.Validator
 	}
+	// fast is the fast path's (fast.go), nil when an expression could not
+	// be planned untracked (then the tracked path always).
+	fast *fastPath
 }
 
 // variable is the policy's variable of that name, nil if none.
@@ -92,12 +95,15 @@ func compile(spec Spec, path *field.Path) (*Program, validating.Validator, field
 	decls := plugincel.OptionalVariableDeclarations{HasAuthorizer: true}
 	var errs field.ErrorList
 	p := &Program{byName: map[string]*variable{}, spec: spec, path: path}
+	planned := true // every expression planned untracked
 	for i, v := range spec.Variables {
 		res := compiler.CompileAndStoreVariable(&validating.Variable{Name: v.Name, Expression: v.Expression}, decls, environment.StoredExpressions)
 		if res.Error != nil {
 			errs = append(errs, field.Invalid(path.Child("variables").Index(i).Child("expression"), v.Expression, res.Error.Detail))
 		}
 		cv := &variable{name: v.Name, result: res, independent: !References("variables", v.Expression) && !References("authorizer", v.Expression)}
+		cv.untracked = untrackedFor(res)
+		planned = planned && cv.untracked != nil
 		if _, ok := p.byName[v.Name]; !ok {
 			p.variables = append(p.variables, cv)
 		} else {
@@ -109,15 +115,19 @@ func compile(spec Spec, path *field.Path) (*Program, validating.Validator, field
 		}
 		p.byName[v.Name] = cv
 	}
-	// each compiles every expression as the apiserver's condition compiler does.
-	each := func(accessors []plugincel.ExpressionAccessor, d plugincel.OptionalVariableDeclarations) []plugincel.CompilationResult {
+	// each compiles every expression as the apiserver's condition compiler
+	// does, and plans it untracked for the fast path.
+	each := func(accessors []plugincel.ExpressionAccessor, d plugincel.OptionalVariableDeclarations) ([]plugincel.CompilationResult, []*untracked) {
 		out := make([]plugincel.CompilationResult, len(accessors))
+		fast := make([]*untracked, len(accessors))
 		for i, a := range accessors {
 			if a != nil {
 				out[i] = compiler.CompileCELExpression(a, d, environment.StoredExpressions)
+				fast[i] = untrackedFor(out[i])
+				planned = planned && fast[i] != nil
 			}
 		}
-		return out
+		return out, fast
 	}
 	compile := func(accessors []plugincel.ExpressionAccessor, what string, d plugincel.OptionalVariableDeclarations) plugincel.ConditionEvaluator {
 		// Each expression alone first, so an error names its index and text.
@@ -159,8 +169,12 @@ func compile(spec Spec, path *field.Path) (*Program, validating.Validator, field
 	if len(errs) > 0 {
 		return nil, nil, errs
 	}
-	p.rules = each(rules, decls)
-	p.messages = each(messages, plugincel.OptionalVariableDeclarations{})
+	fast := &fastPath{}
+	p.rules, fast.rules = each(rules, decls)
+	p.messages, fast.messages = each(messages, plugincel.OptionalVariableDeclarations{})
+	if planned {
+		p.fast = fast
+	}
 	return p, validator, nil
 }
 
@@ -190,8 +204,14 @@ type Input struct {
 	// per request.
 	attrs  *k8sadmission.VersionedAttributes
 	review *review
-	// decodeErr is why Objects could not decode the bytes, once tried.
+	// fast is what the fast path reads of the input (fast.go), built on
+	// first use; it checks it was built for this input's objects.
+	fast *fastInput
+	// obj and old are the objects as Objects returns them, decoded from
+	// the bytes where Object or OldObject is nil; decodeErr why they could
+	// not be, once tried.
 	decoded   bool
+	obj, old  runtime.Object
 	decodeErr error
 	// docs are ObjectJSON and OldObjectJSON as read by Check, and docsErr
 	// why they cannot be read.
@@ -207,7 +227,7 @@ func (in *Input) As(obj, old runtime.Object, kind schema.GroupVersionKind, resou
 	out.Object, out.OldObject, out.Kind, out.Resource = obj, old, kind, resource
 	out.ObjectJSON, out.OldObjectJSON = nil, nil
 	out.attrs, out.review = nil, nil
-	out.decoded, out.decodeErr = false, nil
+	out.decoded, out.obj, out.old, out.decodeErr = false, nil, nil, nil
 	out.checked, out.docs, out.docsErr = false, [2]*document{}, nil
 	return &out
 }
@@ -229,19 +249,20 @@ func (in *Input) Check() error {
 }
 
 // Objects returns Object and OldObject, decoding on first use those the
-// input carries only as JSON (ObjectFromJSON); the apiserver's evaluators
-// and Pod templates read objects, not bytes.
+// input carries only as JSON (ObjectFromJSON), without setting the fields;
+// the apiserver's evaluators and Pod templates read objects, not bytes.
 func (in *Input) Objects() (obj, old runtime.Object, err error) {
 	if !in.decoded {
 		in.decoded = true
-		if in.Object == nil {
-			in.Object, in.decodeErr = RuntimeObject(in.ObjectJSON)
+		in.obj, in.old = in.Object, in.OldObject
+		if in.obj == nil {
+			in.obj, in.decodeErr = RuntimeObject(in.ObjectJSON)
 		}
-		if in.OldObject == nil && in.decodeErr == nil {
-			in.OldObject, in.decodeErr = RuntimeObject(in.OldObjectJSON)
+		if in.old == nil && in.decodeErr == nil {
+			in.old, in.decodeErr = RuntimeObject(in.OldObjectJSON)
 		}
 	}
-	return in.Object, in.OldObject, in.decodeErr
+	return in.obj, in.old, in.decodeErr
 }
 
 // versioned is the input as the apiserver's evaluators read it, the

@@ -22,8 +22,14 @@ import (
 // evaluated once per policy evaluation (see varContext): the same
 // decisions, messages and cost budget. EvaluateReference is the
 // apiserver's validator itself, which the tests compare it with.
+//
+// It first tries the fast path (fast.go), which can only admit.
 func (p *Program) validate(ctx context.Context, in *Input) []validating.PolicyDecision {
-	e := &policyEval{ctx: ctx, p: p, r: in.values(), done: map[string]*varResult{}}
+	if p.admitsUntracked(ctx, in) {
+		return admitted(len(p.rules))
+	}
+	r := in.values()
+	e := &policyEval{ctx: ctx, p: p, r: r, done: map[string]*varResult{}, shared: r.shared}
 	evalResults, remaining, err := e.forInput(p.rules, celconfig.RuntimeCELCostBudget)
 	if err != nil {
 		return []validating.PolicyDecision{{Action: validating.ActionDeny, Evaluation: validating.EvalError, Message: err.Error()}}

@@ -12,28 +12,39 @@ var (
 	fuzzPrograms []named
 )
 
+// addPodSeeds adds the seeds of the fuzz targets that generate Pods.
+func addPodSeeds(f *testing.F) {
+	f.Add(uint64(0), int64(0), "app", "registry.k8s.io/pause:3.9")
+	f.Add(^uint64(0), int64(1000), "x", "docker.io/library/nginx:latest")
+	f.Add(uint64(0x5a5a5a5a5a5a5a5a), int64(-1), "", "registry.example.com/app@sha256:0123")
+	f.Add(uint64(0xa5a5a5a5a5a5a5a5), int64(65536), "debug", "")
+}
+
+// fuzzCorpus is every library and corpus program but budget.yaml's
+// (each costs a second), loaded once.
+func fuzzCorpus(t testing.TB) []named {
+	fuzzOnce.Do(func() {
+		for _, p := range append(libraryPrograms(t), corpusPrograms(t)...) {
+			if !strings.HasPrefix(p.name, "budget.yaml: ") {
+				fuzzPrograms = append(fuzzPrograms, p)
+			}
+		}
+	})
+	return fuzzPrograms
+}
+
 // FuzzEvaluateAsReference generates Pods from the fuzzer's bits, numbers
 // and strings, with the fields the library's policies read, and requires
 // Evaluate to decide every library and corpus policy as the apiserver's
 // validator does.
 func FuzzEvaluateAsReference(f *testing.F) {
-	f.Add(uint64(0), int64(0), "app", "registry.k8s.io/pause:3.9")
-	f.Add(^uint64(0), int64(1000), "x", "docker.io/library/nginx:latest")
-	f.Add(uint64(0x5a5a5a5a5a5a5a5a), int64(-1), "", "registry.example.com/app@sha256:0123")
-	f.Add(uint64(0xa5a5a5a5a5a5a5a5), int64(65536), "debug", "")
+	addPodSeeds(f)
 	f.Fuzz(func(t *testing.T, bits uint64, n int64, name, image string) {
-		fuzzOnce.Do(func() {
-			for _, p := range append(libraryPrograms(t), corpusPrograms(t)...) {
-				if !strings.HasPrefix(p.name, "budget.yaml: ") {
-					fuzzPrograms = append(fuzzPrograms, p)
-				}
-			}
-		})
 		js, err := json.Marshal(generatedPod(bits, n, name, image))
 		if err != nil {
 			t.Fatal(err)
 		}
-		compare(t, fuzzPrograms, string(js), podInput(t, js))
+		compare(t, fuzzCorpus(t), string(js), podInput(t, js))
 	})
 }
 

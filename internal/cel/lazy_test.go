@@ -378,15 +378,15 @@ func TestInputReadsJSON(t *testing.T) {
 	if out.Err != nil || !reflect.DeepEqual(out.Violations, want) {
 		t.Fatalf("got %+v, want violations %+v", out, want)
 	}
-	if in.Object != nil || in.OldObject != nil {
+	if in.decoded {
 		t.Fatal("the objects were decoded for a program without match conditions")
 	}
 	if out := conditional.Evaluate(context.Background(), in); out.Skipped || out.Err != nil {
 		t.Fatalf("conditional: %+v", out)
 	}
 	obj, oldObj, err := in.Objects()
-	if err != nil || obj == nil || oldObj == nil || in.Object != obj {
-		t.Fatalf("the match conditions did not decode the objects: %v %v %v", obj, oldObj, err)
+	if err != nil || obj == nil || oldObj == nil || in.obj != obj || in.Object != nil {
+		t.Fatalf("the match conditions did not decode the objects (or set the fields): %v %v %v", obj, oldObj, err)
 	}
 	conditional.Evaluate(context.Background(), in)
 	if again, _, _ := in.Objects(); again != obj {

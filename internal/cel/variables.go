@@ -20,6 +20,8 @@ type variable struct {
 	name        string
 	result      plugincel.CompilationResult
 	independent bool
+	// untracked is the expression planned for the fast path (fast.go).
+	untracked *untracked
 }
 
 // varResult is what evaluating a variable gave: the value or error, its own
@@ -50,11 +52,18 @@ func (r *varResult) valueFor(name string) ref.Val {
 
 // policyEval is one evaluation of a program: the variables evaluated so
 // far in either of its contexts (validations, then message expressions).
+// untracked: the fast path's, evaluating variables with their untracked
+// programs (no cost), sharing them through shared (the fast path's, not
+// the review's: those carry costs), and noting in failed any variable
+// that fails.
 type policyEval struct {
-	ctx  context.Context
-	p    *Program
-	r    *review
-	done map[string]*varResult
+	ctx       context.Context
+	p         *Program
+	r         *review
+	done      map[string]*varResult
+	untracked bool
+	failed    bool
+	shared    map[string]*varResult
 }
 
 // varContext is the apiserver's compositionContext of one ForInput: each
@@ -68,7 +77,7 @@ type varContext struct {
 }
 
 func (e *policyEval) newContext() *varContext {
-	c := &varContext{e: e, values: map[string]ref.Val{}}
+	c := &varContext{e: e}
 	c.act = &activation{r: e.r, variables: &varMap{c: c}}
 	return c
 }
@@ -93,12 +102,15 @@ func (c *varContext) resolve(v *variable) ref.Val {
 	res := c.e.done[v.name]
 	if res == nil {
 		if v.independent {
-			res = c.e.r.shared[v.result.ExpressionAccessor.GetExpression()]
+			res = c.e.shared[v.result.ExpressionAccessor.GetExpression()]
 		}
 		if res == nil {
 			res = c.evaluate(v)
 		} else {
 			c.replay(res)
+		}
+		if c.e.done == nil {
+			c.e.done = map[string]*varResult{}
 		}
 		c.e.done[v.name] = res
 	} else {
@@ -107,7 +119,13 @@ func (c *varContext) resolve(v *variable) ref.Val {
 	if !res.noDetail && !res.noCost {
 		c.cost += res.cost
 	}
+	if c.e.untracked && (res.err != nil || res.noDetail || res.noCost) {
+		c.e.failed = true
+	}
 	val := res.valueFor(v.name)
+	if c.values == nil {
+		c.values = map[string]ref.Val{}
+	}
 	c.values[v.name] = val
 	return val
 }
@@ -120,6 +138,19 @@ func (c *varContext) evaluate(v *variable) *varResult {
 	saved := c.rec
 	var deps []string
 	c.rec = &deps
+	if c.e.untracked {
+		if v.untracked == nil {
+			c.rec = saved
+			return &varResult{val: types.NewErr("variable %q has no untracked program", v.name), noDetail: true}
+		}
+		val, err := v.untracked.eval(c.act)
+		c.rec = saved
+		res := &varResult{val: val, err: err, deps: deps}
+		if v.independent && len(deps) == 0 {
+			c.e.shared[v.result.ExpressionAccessor.GetExpression()] = res
+		}
+		return res
+	}
 	val, details, err := v.result.Program.ContextEval(c.e.ctx, c.act)
 	c.rec = saved
 	res := &varResult{val: val, err: err, deps: deps}
@@ -136,7 +167,7 @@ func (c *varContext) evaluate(v *variable) *varResult {
 		}
 	}
 	if v.independent && len(deps) == 0 {
-		c.e.r.shared[v.result.ExpressionAccessor.GetExpression()] = res
+		c.e.shared[v.result.ExpressionAccessor.GetExpression()] = res
 	}
 	return res
 }

@@ -2,7 +2,6 @@ package inject
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,10 +11,9 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/jsonpatch"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tollgate-dev/tollgate/internal/golden"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
-
-var update = flag.Bool("update", false, "rewrite the .injected golden files")
 
 // Golden cases are found, not listed: every testdata/golden/<case>.yaml is
 // a Pod, <case>.yaml.injected the Pod after its patch is applied by an
@@ -121,19 +119,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := src + ".injected"
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if string(got) != string(want) {
-				t.Errorf("patched pod differs from %s\n--- got\n%s\n--- want\n%s", golden, got, want)
-			}
+			golden.Check(t, src+".injected", got)
 			assertKeepsOriginal(t, input, patched)
 
 			t.Run("idempotent", func(t *testing.T) {

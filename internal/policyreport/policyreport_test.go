@@ -3,9 +3,7 @@ package policyreport
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,12 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/golden"
 	"github.com/tollgate-dev/tollgate/internal/manifest"
 	"github.com/tollgate-dev/tollgate/internal/offline"
 	"github.com/tollgate-dev/tollgate/internal/report"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/ goldens")
 
 var (
 	deployment = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
@@ -60,23 +57,6 @@ func writer(api API, max int) *Writer {
 	return w
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	file := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(file, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("differs from %s\n--- got\n%s\n--- want\n%s", file, got, want)
-	}
-}
-
 func marshal(t *testing.T, us []*unstructured.Unstructured) []byte {
 	t.Helper()
 	js, err := json.MarshalIndent(us, "", "  ")
@@ -106,7 +86,7 @@ func TestBuild(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.golden, marshal(t, us))
+			golden.Check(t, filepath.Join("testdata", tt.golden), marshal(t, us))
 		})
 	}
 }

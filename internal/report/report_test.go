@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,11 +13,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/golden"
 	"github.com/tollgate-dev/tollgate/internal/manifest"
 	"github.com/tollgate-dev/tollgate/internal/offline"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // findings are what offline.Run could return for testdata/resources.yaml:
 // the Pod mutated and judged by three policies, the Job (generateName) with a
@@ -61,23 +59,6 @@ func findings(t *testing.T) []offline.Finding {
 	}
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	file := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(file, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s\n--- got\n%s\n--- want\n%s", file, got, want)
-	}
-}
-
 func TestBuild(t *testing.T) {
 	r := Build(findings(t))
 	if want := (Summary{Pass: 3, Fail: 1, Warn: 1, Error: 1, Skip: 1}); r.Summary != want {
@@ -102,7 +83,7 @@ func TestBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "policyreport.json", append(js, '\n'))
+	golden.Check(t, filepath.Join("testdata", "policyreport.json"), append(js, '\n'))
 }
 
 // TestBuildEmpty: no findings is a report with an empty list of results, not
@@ -139,7 +120,7 @@ func TestTable(t *testing.T) {
 			if strings.Contains(out, "require-environment  skip") != (tc.opts.ShowSkipped && !tc.opts.Colour) {
 				t.Errorf("the skipped row is shown = %v, want %v", !tc.opts.ShowSkipped, tc.opts.ShowSkipped)
 			}
-			golden(t, tc.name, buf.Bytes())
+			golden.Check(t, filepath.Join("testdata", tc.name), buf.Bytes())
 		})
 	}
 }
@@ -187,7 +168,7 @@ func TestPatches(t *testing.T) {
 			t.Errorf("the diff lacks %q", want)
 		}
 	}
-	golden(t, "patches.diff", buf.Bytes())
+	golden.Check(t, filepath.Join("testdata", "patches.diff"), buf.Bytes())
 }
 
 func TestPatchesNone(t *testing.T) {

@@ -1,0 +1,122 @@
+package cel
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+)
+
+// FastAdmits is how many evaluations of p the fast path decided.
+func (p *Program) FastAdmits() int64 {
+	if p.fast == nil {
+		return 0
+	}
+	return p.fast.admits.Load()
+}
+
+// Planned tells whether every expression of p was planned untracked.
+func (p *Program) Planned() bool { return p.fast != nil }
+
+// Check is what CheckFast found on one input.
+type Check struct {
+	// Bounded and Compared count the expressions whose bound was checked
+	// and whose untracked result was compared.
+	Bounded, Compared int
+	// Qualifies: the policy's bound holds for the input's sizes.
+	Qualifies bool
+	Problems  []string
+	// Tightest is the least bound / cost of the expressions that cost
+	// something (0 when none).
+	Tightest float64
+}
+
+// CheckFast evaluates every variable, rule and message expression of p on
+// in with the tracked programs, and requires: each bound (where given) at
+// least the actual cost, the policy's total bound at least the total
+// charged, and the untracked program's value and error the tracked one's
+// (where the tracked one stayed under the per-call limit).
+func (p *Program) CheckFast(ctx context.Context, in *Input) Check {
+	var out Check
+	if p.fast == nil {
+		return out
+	}
+	st, ok := inputStats(in)
+	if !ok {
+		out.Problems = append(out.Problems, "no stats")
+		return out
+	}
+	b := p.costBounds(st)
+	out.Qualifies = b.ok && p.fast.qualifies(p, st)
+	r := in.values()
+	if r.err != nil {
+		return out
+	}
+	tracked := &policyEval{ctx: ctx, p: p, r: r, done: map[string]*varResult{}, shared: map[string]*varResult{}}
+	fast := &policyEval{ctx: ctx, p: p, r: r, done: map[string]*varResult{}, shared: map[string]*varResult{}, untracked: true}
+	tc, fc := tracked.newContext(), fast.newContext()
+	var total float64
+	allBounded := true
+	check := func(what string, bound float64, cost uint64, times float64, val ref.Val, err error, fastEval func() (ref.Val, error)) {
+		total += times * float64(cost)
+		if bound < 0 {
+			allBounded = false
+		} else {
+			out.Bounded++
+			if r := bound / float64(cost); cost > 0 && (out.Tightest == 0 || r < out.Tightest) {
+				out.Tightest = r
+			}
+			if float64(cost) > bound {
+				out.Problems = append(out.Problems, fmt.Sprintf("%s: cost %d over its bound %.0f (stats %+v)", what, cost, bound, st))
+			}
+		}
+		if cost > 1000000 || err != nil && err.Error() == "operation cancelled: actual cost limit exceeded" {
+			return
+		}
+		out.Compared++
+		fv, ferr := fastEval()
+		if !sameResult(val, err, fv, ferr) {
+			out.Problems = append(out.Problems, fmt.Sprintf("%s: untracked gives %v, %v; tracked %v, %v", what, fv, ferr, val, err))
+		}
+	}
+	for _, v := range p.variables {
+		tc.resolve(v)
+		res := tracked.done[v.name]
+		check("variable "+v.name, b.vars[v.name], uint64(res.cost), 2, res.val, res.err, func() (ref.Val, error) {
+			fc.resolve(v)
+			f := fast.done[v.name]
+			return f.val, f.err
+		})
+	}
+	for i, res := range p.rules {
+		val, det, err := res.Program.ContextEval(ctx, tc.act)
+		u := p.fast.rules[i]
+		check(fmt.Sprintf("rule %d", i), b.rules[i], *det.ActualCost(), 1, val, err, func() (ref.Val, error) { return u.eval(fc.act) })
+	}
+	for i, res := range p.messages {
+		if res.Program == nil {
+			continue
+		}
+		val, det, err := res.Program.ContextEval(ctx, tc.act)
+		u := p.fast.messages[i]
+		check(fmt.Sprintf("message %d", i), b.messages[i], *det.ActualCost(), 1, val, err, func() (ref.Val, error) { return u.eval(fc.act) })
+	}
+	if allBounded && total > b.total {
+		out.Problems = append(out.Problems, fmt.Sprintf("total cost %.0f over the policy's bound %.0f", total, b.total))
+	}
+	return out
+}
+
+func sameResult(a ref.Val, aerr error, b ref.Val, berr error) bool {
+	if (aerr == nil) != (berr == nil) || (aerr != nil && aerr.Error() != berr.Error()) {
+		return false
+	}
+	if aerr != nil {
+		return true
+	}
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Type() == b.Type() && a.Equal(b) == types.True
+}

@@ -1,0 +1,178 @@
+package cel_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tollgate-dev/tollgate/internal/cel"
+)
+
+// checkFast runs CheckFast for every program on one input, reporting its
+// problems; it returns how many bounds were checked and results compared.
+func checkFast(t *testing.T, programs []named, name string, in func() *cel.Input) (bounded, compared int, tightest float64) {
+	t.Helper()
+	input := in()
+	for _, p := range programs {
+		c := p.p.CheckFast(context.Background(), input)
+		for _, problem := range c.Problems {
+			t.Errorf("%s on %s: %s", p.name, name, problem)
+		}
+		bounded, compared = bounded+c.Bounded, compared+c.Compared
+		if c.Tightest > 0 && (tightest == 0 || c.Tightest < tightest) {
+			tightest = c.Tightest
+		}
+	}
+	return bounded, compared, tightest
+}
+
+// TestCostBoundHolds: on every input, every library and corpus
+// expression's bound is at least the cost the apiserver's tracked program
+// reports, each policy's total bound at least what its evaluation is
+// charged, and the untracked programs give the tracked programs' values
+// and errors.
+func TestCostBoundHolds(t *testing.T) {
+	all := append(libraryPrograms(t), corpusPrograms(t)...)
+	var programs, budget []named
+	planned := 0
+	for _, p := range all {
+		if p.p.Planned() {
+			planned++
+		}
+		if strings.HasPrefix(p.name, "budget.yaml: ") { // each costs a second: on one input
+			budget = append(budget, p)
+		} else {
+			programs = append(programs, p)
+		}
+	}
+	ins := inputs(t)
+	ins["large Pod"] = largePod(t)
+	bounded, compared, tightest := checkFast(t, budget, "review-pod-create.json", ins["review-pod-create.json"])
+	for name, in := range ins {
+		b, c, r := checkFast(t, programs, name, in)
+		bounded, compared = bounded+b, compared+c
+		if r > 0 && (tightest == 0 || r < tightest) {
+			tightest = r
+		}
+	}
+	programs = all
+	t.Logf("%d programs (%d planned untracked): %d bounds checked (the tightest %.2f times the cost), %d results compared", len(programs), planned, bounded, tightest, compared)
+	if bounded == 0 || compared == 0 || planned < len(programs)*9/10 {
+		t.Errorf("want most programs planned (%d of %d), bounds checked (%d) and results compared (%d)", planned, len(programs), bounded, compared)
+	}
+}
+
+// largePod is a Pod of 40 containers of every kind, each with the fields
+// the library reads set, long names and images, and long annotations, its
+// sizes scanned from its JSON.
+func largePod(t *testing.T) func() *cel.Input {
+	var containers, volumes []any
+	for i := range 40 {
+		c := generatedPod(^uint64(0)>>uint(i%7), int64(i), fmt.Sprintf("container-%d-%s", i, strings.Repeat("n", i*5)), "registry.example.com/"+strings.Repeat("i", i*7)+":latest")
+		spec := c["spec"].(map[string]any)
+		containers = append(containers, spec["containers"].([]any)...)
+		volumes = append(volumes, map[string]any{"name": fmt.Sprintf("v%d", i), "hostPath": map[string]any{"path": "/"}})
+	}
+	// One AppArmor annotation is refused: a filter over a map lists its
+	// keys in Go's (random) map order, which two evaluations need not share.
+	annotations := map[string]any{"container.apparmor.security.beta.kubernetes.io/c0": "unconfined"}
+	for i := range 30 {
+		annotations[fmt.Sprintf("container.apparmor.security.beta.kubernetes.io/c%d", i+1)] = "localhost/" + strings.Repeat("x", 100*i)
+		annotations[fmt.Sprintf("example.com/a%d", i)] = strings.Repeat("y", 100*i)
+	}
+	js, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": "large", "namespace": "shop", "annotations": annotations, "labels": map[string]any{"app": "x"}},
+		"spec":     map[string]any{"containers": containers, "initContainers": containers[:20], "ephemeralContainers": containers[20:], "volumes": volumes}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := podInput(t, js)
+	return func() *cel.Input {
+		i := in()
+		i.ObjectJSON = js
+		return i
+	}
+}
+
+// TestFastPathTaken: on the captured Pod, the fast path decides most
+// library policies that admit it.
+func TestFastPathTaken(t *testing.T) {
+	in := inputs(t)["review-pod-create.json"]()
+	var admitted, fast int
+	for _, p := range libraryPrograms(t) {
+		before := p.p.FastAdmits()
+		out := p.p.Evaluate(context.Background(), in)
+		if out.Skipped || out.Err != nil || len(out.Violations) > 0 {
+			continue
+		}
+		admitted++
+		if p.p.FastAdmits() > before {
+			fast++
+		} else {
+			t.Logf("%s: admitted on the tracked path", p.name)
+		}
+	}
+	t.Logf("fast path: %d of %d admitting library policies", fast, admitted)
+	if admitted == 0 || fast*10 < admitted*8 {
+		t.Errorf("the fast path should decide most admitting policies: %d of %d", fast, admitted)
+	}
+}
+
+// TestNoBoundBudget: with nested comprehensions over a large list no
+// bound holds, and the policy fails on the cost limit as the apiserver's
+// validator does.
+func TestNoBoundBudget(t *testing.T) {
+	var containers []any
+	for i := range 2000 {
+		containers = append(containers, map[string]any{"name": fmt.Sprintf("c%d", i), "image": "i"})
+	}
+	js, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "p"}, "spec": map[string]any{"containers": containers}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, errs := cel.Compile(cel.Spec{Name: "nested", Validations: []cel.Validation{
+		{Expression: "object.spec.containers.all(a, object.spec.containers.all(b, a.name != b.name || a == b))"},
+	}}, field.NewPath("spec"))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	in := podInput(t, js)
+	got, want := p.Evaluate(context.Background(), in()), p.EvaluateReference(context.Background(), in())
+	if !sameOutcome(got, want) {
+		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+	if want.Err == nil || !strings.Contains(want.Err.Error(), "cost") {
+		t.Errorf("want a cost error, got %+v", want)
+	}
+	if p.FastAdmits() != 0 {
+		t.Errorf("the fast path decided a policy it cannot bound")
+	}
+	// The same policy on a small Pod takes the fast path.
+	small := podInput(t, []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"a","image":"i"},{"name":"b","image":"i"}]}}`))
+	if out := p.Evaluate(context.Background(), small()); out.Err != nil || len(out.Violations) > 0 || p.FastAdmits() != 1 {
+		t.Errorf("on a small Pod: %+v, fast admits %d", out, p.FastAdmits())
+	}
+}
+
+// FuzzCostBoundHolds is TestCostBoundHolds on generated Pods, their
+// sizes scanned from their JSON.
+func FuzzCostBoundHolds(f *testing.F) {
+	addPodSeeds(f)
+	f.Fuzz(func(t *testing.T, bits uint64, n int64, name, image string) {
+		js, err := json.Marshal(generatedPod(bits, n, name, image))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The review's bytes too, as the engine hands them: sizes are
+		// then scanned from them.
+		_, _, _ = checkFast(t, fuzzCorpus(t), string(js), func() *cel.Input {
+			in := podInput(t, js)()
+			in.ObjectJSON = js
+			return in
+		})
+	})
+}

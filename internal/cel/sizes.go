@@ -1,0 +1,178 @@
+package cel
+
+import (
+	"encoding/json"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/tollgate-dev/tollgate/internal/jsonscan"
+)
+
+// inputStats are the review's sizes (stats) for the bound: the largest
+// list length, map size and string length in object, oldObject, request
+// and namespaceObject. ok false when an object is of a kind they cannot be
+// read from (then no fast path).
+func inputStats(in *Input) (stats, bool) {
+	var st stats
+	for _, o := range []struct {
+		raw []byte
+		obj runtime.Object
+	}{{in.ObjectJSON, in.Object}, {in.OldObjectJSON, in.OldObject}} {
+		var s stats
+		switch u, isU := o.obj.(*unstructured.Unstructured); {
+		case o.raw != nil:
+			s = jsonStats(o.raw)
+		case o.obj == nil:
+		case isU && u != nil:
+			s = objectStats(u.Object)
+		default:
+			return stats{}, false
+		}
+		st = maxStats(st, s)
+	}
+	st = maxStats(st, requestStats(in))
+	if in.NamespaceObject != nil {
+		// Every string, list and map of the namespace takes at least as
+		// many bytes of its JSON as it has code points or entries.
+		b, err := json.Marshal(in.NamespaceObject)
+		if err != nil {
+			return stats{}, false
+		}
+		st = maxStats(st, stats{l: float64(len(b)), tr: float64(len(b))})
+	}
+	return st, true
+}
+
+// objectStats are the sizes of an unstructured object, metadata apart.
+func objectStats(obj map[string]any) stats {
+	s := stats{l: float64(len(obj))}
+	for k, v := range obj {
+		s.tr = max(s.tr, float64(len(k)))
+		if k == "metadata" {
+			walkStats(v, &s.l, &s.tm)
+		} else {
+			walkStats(v, &s.l, &s.tr)
+		}
+	}
+	return s
+}
+
+func maxStats(a, b stats) stats { return stats{max(a.l, b.l), max(a.tm, b.tm), max(a.tr, b.tr)} }
+
+// requestStats bound the request variable (CreateAdmissionRequest of the
+// input): its fields' maps (fewer than 32 entries) and names (shorter
+// than 64 bytes), the kinds', resources' and user's strings and lists.
+func requestStats(in *Input) stats {
+	st := stats{l: 32, tr: 64}
+	str := func(ss ...string) {
+		for _, s := range ss {
+			st.tr = max(st.tr, float64(len(s)))
+		}
+	}
+	str(in.Kind.Group, in.Kind.Version, in.Kind.Kind, in.Resource.Group, in.Resource.Version, in.Resource.Resource,
+		in.SubResource, in.Name, in.Namespace, in.Operation)
+	if u := in.User; u != nil {
+		str(u.GetName(), u.GetUID())
+		str(u.GetGroups()...)
+		st.l = max(st.l, float64(len(u.GetGroups())))
+		extra := u.GetExtra()
+		st.l = max(st.l, float64(len(extra)))
+		for k, v := range extra {
+			str(k)
+			str(v...)
+			st.l = max(st.l, float64(len(v)))
+		}
+	}
+	return st
+}
+
+// walkStats reads the sizes of an unstructured value: lists' and maps' into
+// l, strings' (and keys') into t.
+func walkStats(v any, l, t *float64) {
+	switch x := v.(type) {
+	case map[string]any:
+		*l = max(*l, float64(len(x)))
+		for k, e := range x {
+			*t = max(*t, float64(len(k)))
+			walkStats(e, l, t)
+		}
+	case []any:
+		*l = max(*l, float64(len(x)))
+		for _, e := range x {
+			walkStats(e, l, t)
+		}
+	case string:
+		*t = max(*t, float64(len(x)))
+	}
+}
+
+// jsonStats reads the sizes of a validated JSON object without
+// allocating: a container's entries are one more than its commas at its
+// depth when it has any; a string's code points are at most its bytes
+// between quotes (escapes only lengthen). The strings in the value of a
+// top-level member named metadata (compared unescaped) go to tm, the others
+// to tr. Deeper than it counts, every size is bounded by the length of the
+// JSON.
+func jsonStats(b []byte) stats {
+	var counts [64]float64
+	var st stats
+	depth := 0
+	keyNext, inMeta := false, false
+	mark := func() {
+		if depth > 0 && counts[depth-1] == 0 {
+			counts[depth-1] = 1
+		}
+	}
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '"':
+			mark()
+			j := i + 1
+			for j < len(b) && b[j] != '"' {
+				if b[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			n := float64(j - i - 1)
+			if depth == 1 && keyNext {
+				keyNext = false
+				inMeta = j < len(b) && jsonscan.KeyIs(b[i:j+1], "metadata")
+				st.tr = max(st.tr, n)
+			} else if inMeta {
+				st.tm = max(st.tm, n)
+			} else {
+				st.tr = max(st.tr, n)
+			}
+			i = j
+		case '{', '[':
+			mark()
+			if depth == len(counts) {
+				n := float64(len(b))
+				return stats{n, n, n}
+			}
+			counts[depth] = 0
+			depth++
+			if depth == 1 {
+				keyNext = c == '{'
+			}
+		case '}', ']':
+			if depth > 0 {
+				depth--
+				st.l = max(st.l, counts[depth])
+			}
+		case ',':
+			if depth > 0 {
+				counts[depth-1]++
+			}
+			if depth == 1 {
+				keyNext = true
+			}
+		case ' ', '\t', '\n', '\r', ':':
+		default:
+			mark()
+		}
+	}
+	return st
+}
