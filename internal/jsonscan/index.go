@@ -74,29 +74,7 @@ func (x *Index) End(b []byte, i int) int {
 // is the indexed value.
 func (x *Index) Members(b []byte, i int) iter.Seq2[[]byte, Span] {
 	return func(yield func([]byte, Span) bool) {
-		if i >= len(b) || b[i] != '{' {
-			return
-		}
-		for i++; ; {
-			i = skipSpace(b, i)
-			if i >= len(b) || b[i] != '"' {
-				return // '}'
-			}
-			kEnd := skipString(b, i)
-			key := b[i:kEnd]
-			i = skipSpace(b, skipSpace(b, kEnd)+1) // past ':'
-			if i >= len(b) {
-				return
-			}
-			end := x.End(b, i)
-			if !yield(key, Span{i, end}) {
-				return
-			}
-			i = skipSpace(b, end)
-			if i < len(b) && b[i] == ',' {
-				i++
-			}
-		}
+		members(b, i, x.End, func(key []byte, start, end int) bool { return yield(key, Span{start, end}) })
 	}
 }
 

@@ -7,26 +7,35 @@ import "iter"
 // is not an object. b must be valid JSON (Valid). Compare a key with KeyIs.
 func Pairs(b []byte) iter.Seq2[[]byte, []byte] {
 	return func(yield func(key, value []byte) bool) {
-		i := skipSpace(b, 0)
-		if i >= len(b) || b[i] != '{' {
+		members(b, skipSpace(b, 0), skipValue, func(key []byte, start, end int) bool { return yield(key, b[start:end]) })
+	}
+}
+
+// members calls yield with the quoted key and the bounds of the value of
+// each member of the object at b[i], in order, until it returns false; end
+// finds where a value starting at an index ends.
+func members(b []byte, i int, end func(b []byte, i int) int, yield func(key []byte, start, end int) bool) {
+	if i >= len(b) || b[i] != '{' {
+		return
+	}
+	for i++; ; {
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] != '"' {
+			return // '}'
+		}
+		kEnd := skipString(b, i)
+		key := b[i:kEnd]
+		i = skipSpace(b, skipSpace(b, kEnd)+1) // past ':'
+		if i >= len(b) {
 			return
 		}
-		for i++; ; {
-			i = skipSpace(b, i)
-			if i >= len(b) || b[i] != '"' {
-				return // '}'
-			}
-			kEnd := skipString(b, i)
-			key := b[i:kEnd]
-			i = skipSpace(b, skipSpace(b, kEnd)+1) // past ':'
-			end := skipValue(b, i)
-			if i >= len(b) || !yield(key, b[i:end]) {
-				return
-			}
-			i = skipSpace(b, end)
-			if i < len(b) && b[i] == ',' {
-				i++
-			}
+		e := end(b, i)
+		if !yield(key, i, e) {
+			return
+		}
+		i = skipSpace(b, e)
+		if i < len(b) && b[i] == ',' {
+			i++
 		}
 	}
 }
