@@ -181,7 +181,7 @@ func keyOf(known map[string]string, quoted []byte) string {
 	if bytes.IndexByte(inner, '\\') < 0 {
 		return key(known, inner)
 	}
-	return unescaped(quoted)
+	return jsonscan.Unescape(quoted)
 }
 
 // member is what toGo makes of the value at v, except a non-empty object
@@ -198,11 +198,7 @@ func member(d *document, v jsonscan.Span) any {
 		}
 		return &node{doc: d, start: v.Start, end: v.End}
 	case '"':
-		inner := raw[1 : len(raw)-1]
-		if bytes.IndexByte(inner, '\\') < 0 {
-			return string(inner)
-		}
-		return unescaped(raw)
+		return jsonscan.Unescape(raw)
 	case 't':
 		return true
 	case 'f':
@@ -230,18 +226,6 @@ func emptyContainer(raw []byte) bool {
 		}
 	}
 	return true
-}
-
-// unescaped is a quoted JSON string with escapes as fastjson unescapes it
-// (toGo's strings and keys).
-func unescaped(quoted []byte) string {
-	p := parsers.Get()
-	defer parsers.Put(p)
-	v, err := p.ParseBytes(quoted)
-	if err != nil {
-		return ""
-	}
-	return string(v.GetStringBytes())
 }
 
 // decoded is raw as toGo decodes it, wrapped by the default adapter.

@@ -1,7 +1,6 @@
 package inject
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/valyala/fastjson"
@@ -42,28 +41,12 @@ func (pod *Pod) readAnnotations(raw []byte) error {
 		a.Any = true
 		switch {
 		case jsonscan.KeyIs(k, StatusAnnotation):
-			a.Status = unescape(v)
+			a.Status = jsonscan.Unescape(v)
 		case jsonscan.KeyIs(k, OptOutAnnotation):
-			a.OptOut = unescape(v)
+			a.OptOut = jsonscan.Unescape(v)
 		}
 	}
 	return nil
-}
-
-// unescape is the string a JSON string holds, unescaped by fastjson as the
-// annotations always were.
-func unescape(quoted []byte) string {
-	inner := quoted[1 : len(quoted)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
-		return string(inner)
-	}
-	p := parsers.Get()
-	defer parsers.Put(p)
-	v, err := p.ParseBytes(quoted)
-	if err != nil {
-		return ""
-	}
-	return string(v.GetStringBytes())
 }
 
 // annotationsError says why annotations that are not an object of strings
