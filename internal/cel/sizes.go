@@ -128,17 +128,11 @@ func jsonStats(b []byte) stats {
 		switch c := b[i]; c {
 		case '"':
 			mark()
-			j := i + 1
-			for j < len(b) && b[j] != '"' {
-				if b[j] == '\\' {
-					j++
-				}
-				j++
-			}
+			j := jsonscan.StringEnd(b, i) - 1 // the closing quote
 			n := float64(j - i - 1)
 			if depth == 1 && keyNext {
 				keyNext = false
-				inMeta = j < len(b) && jsonscan.KeyIs(b[i:j+1], "metadata")
+				inMeta = j > i && jsonscan.KeyIs(b[i:j+1], "metadata")
 				st.tr = max(st.tr, n)
 			} else if inMeta {
 				st.tm = max(st.tm, n)

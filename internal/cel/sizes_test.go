@@ -35,3 +35,20 @@ func TestJSONStats(t *testing.T) {
 		t.Logf("%s: scan %+v, walk %+v", name, got, want)
 	}
 }
+
+// BenchmarkJSONStats is the per-review scan of the captured Pod's sizes.
+func BenchmarkJSONStats(b *testing.B) {
+	body, err := os.ReadFile("../admission/testdata/review-pod-create.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	review, err := admission.Decode(body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	obj := review.Request.Object()
+	b.SetBytes(int64(len(obj)))
+	for b.Loop() {
+		jsonStats(obj)
+	}
+}

@@ -43,3 +43,8 @@ func members(b []byte, i int, end func(b []byte, i int) int, yield func(key []by
 // KeyIs tells whether a quoted JSON key, as Pairs yields it, is key once
 // unescaped.
 func KeyIs(quoted []byte, key string) bool { return keyIs(quoted, key) }
+
+// StringEnd returns the index just past the string that starts at b[i]
+// (its closing quote's, plus one), b valid JSON; it looks at eight bytes
+// at a time.
+func StringEnd(b []byte, i int) int { return skipString(b, i) }
