@@ -5,8 +5,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 )
 
 // inputStats are the review's sizes (stats) for the bound: the largest
@@ -15,14 +13,19 @@ import (
 // read from (then no fast path).
 func inputStats(in *Input) (stats, bool) {
 	var st stats
-	for _, o := range []struct {
+	if (in.ObjectJSON != nil || in.OldObjectJSON != nil) && in.Check() != nil {
+		return stats{}, false // evaluating fails
+	}
+	for i, o := range []struct {
 		raw []byte
 		obj runtime.Object
 	}{{in.ObjectJSON, in.Object}, {in.OldObjectJSON, in.OldObject}} {
 		var s stats
 		switch u, isU := o.obj.(*unstructured.Unstructured); {
 		case o.raw != nil:
-			s = jsonStats(o.raw)
+			if d := in.docs[i]; d != nil { // the sizes Check read
+				s = d.sizes
+			}
 		case o.obj == nil:
 		case isU && u != nil:
 			s = objectStats(u.Object)
@@ -105,68 +108,4 @@ func walkStats(v any, l, t *float64) {
 	case string:
 		*t = max(*t, float64(len(x)))
 	}
-}
-
-// jsonStats reads the sizes of a validated JSON object without
-// allocating: a container's entries are one more than its commas at its
-// depth when it has any; a string's code points are at most its bytes
-// between quotes (escapes only lengthen). The strings in the value of a
-// top-level member named metadata (compared unescaped) go to tm, the others
-// to tr. Deeper than it counts, every size is bounded by the length of the
-// JSON.
-func jsonStats(b []byte) stats {
-	var counts [64]float64
-	var st stats
-	depth := 0
-	keyNext, inMeta := false, false
-	mark := func() {
-		if depth > 0 && counts[depth-1] == 0 {
-			counts[depth-1] = 1
-		}
-	}
-	for i := 0; i < len(b); i++ {
-		switch c := b[i]; c {
-		case '"':
-			mark()
-			j := jsonscan.StringEnd(b, i) - 1 // the closing quote
-			n := float64(j - i - 1)
-			if depth == 1 && keyNext {
-				keyNext = false
-				inMeta = j > i && jsonscan.KeyIs(b[i:j+1], "metadata")
-				st.tr = max(st.tr, n)
-			} else if inMeta {
-				st.tm = max(st.tm, n)
-			} else {
-				st.tr = max(st.tr, n)
-			}
-			i = j
-		case '{', '[':
-			mark()
-			if depth == len(counts) {
-				n := float64(len(b))
-				return stats{n, n, n}
-			}
-			counts[depth] = 0
-			depth++
-			if depth == 1 {
-				keyNext = c == '{'
-			}
-		case '}', ']':
-			if depth > 0 {
-				depth--
-				st.l = max(st.l, counts[depth])
-			}
-		case ',':
-			if depth > 0 {
-				counts[depth-1]++
-			}
-			if depth == 1 {
-				keyNext = true
-			}
-		case ' ', '\t', '\n', '\r', ':':
-		default:
-			mark()
-		}
-	}
-	return st
 }
