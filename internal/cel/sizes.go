@@ -1,8 +1,7 @@
 package cel
 
 import (
-	"encoding/json"
-
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -36,15 +35,44 @@ func inputStats(in *Input) (stats, bool) {
 	}
 	st = maxStats(st, requestStats(in))
 	if in.NamespaceObject != nil {
-		// Every string, list and map of the namespace takes at least as
-		// many bytes of its JSON as it has code points or entries.
-		b, err := json.Marshal(in.NamespaceObject)
-		if err != nil {
-			return stats{}, false
-		}
-		st = maxStats(st, stats{l: float64(len(b)), tr: float64(len(b))})
+		st = maxStats(st, namespaceStats(in.NamespaceObject))
 	}
 	return st, true
+}
+
+// namespaceStats bound namespaceObject, the fields of the namespace the
+// apiserver's CreateNamespaceObject copies: fewer than 32 fields a level,
+// named in fewer than 64 bytes; numbers and timestamps (RFC 3339), shorter
+// than 64 bytes as strings; the names, labels, annotations, finalizers,
+// phase and conditions, walked. A string's code points are at most its
+// bytes.
+func namespaceStats(ns *corev1.Namespace) stats {
+	st := stats{l: 32, tr: 64}
+	str := func(ss ...string) {
+		for _, s := range ss {
+			st.tr = max(st.tr, float64(len(s)))
+		}
+	}
+	n := func(l int) { st.l = max(st.l, float64(l)) }
+	m := &ns.ObjectMeta
+	str(m.Name, m.GenerateName, m.Namespace, string(m.UID), m.ResourceVersion, string(ns.Status.Phase))
+	for _, kv := range []map[string]string{m.Labels, m.Annotations} {
+		n(len(kv))
+		for k, v := range kv {
+			str(k, v)
+		}
+	}
+	n(len(m.Finalizers))
+	str(m.Finalizers...)
+	n(len(ns.Spec.Finalizers))
+	for _, f := range ns.Spec.Finalizers {
+		str(string(f))
+	}
+	n(len(ns.Status.Conditions))
+	for _, c := range ns.Status.Conditions {
+		str(string(c.Type), string(c.Status), c.Reason, c.Message)
+	}
+	return st
 }
 
 // objectStats are the sizes of an unstructured object, metadata apart.
