@@ -232,6 +232,15 @@ func (in *Input) As(obj, old runtime.Object, kind schema.GroupVersionKind, resou
 	return &out
 }
 
+// AsJSON is As for objects given as JSON (validated, as a review's; nil
+// for none), which the evaluation reads as it reads a review's: Check
+// the copy first.
+func (in *Input) AsJSON(obj, old []byte, kind schema.GroupVersionKind, resource schema.GroupVersionResource) *Input {
+	out := in.As(nil, nil, kind, resource)
+	out.ObjectJSON, out.OldObjectJSON = obj, old
+	return out
+}
+
 // Check reads ObjectJSON and OldObjectJSON once, for where their objects
 // and arrays end (which the evaluation then reads them by), and returns the
 // error decoding them would return (ObjectFromJSON's: not an object, or
