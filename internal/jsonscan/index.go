@@ -40,8 +40,9 @@ func NewIndex(b []byte, apart string) *Index {
 	// counted fast, so the slices never grow.
 	n := bytes.Count(b, []byte{'{'}) + bytes.Count(b, []byte{'['})
 	x := &Index{starts: make([]int32, 0, n), ends: make([]int32, 0, n), depth: 1}
-	var open []int32    // the positions in starts of the objects and arrays open
-	var entries []int32 // the entries of each open one so far: 1 if not empty, plus its commas
+	// The objects and arrays open: their positions in starts, and their
+	// entries so far (1 if not empty, plus their commas).
+	var open []struct{ at, entries int32 }
 	// keyNext: the next string at depth 1 is a key of the top-level
 	// object; inApart: the strings are in the value of apart.
 	rootObject, keyNext, inApart := false, false, false
@@ -67,17 +68,16 @@ func NewIndex(b []byte, apart string) *Index {
 			i = end - 1
 		case ',':
 			if k := len(open); k > 0 {
-				entries[k-1]++
+				open[k-1].entries++
 				keyNext = k == 1 && rootObject
 			}
 		case '{', '[':
-			open = append(open, int32(len(x.starts)))
-			x.starts, x.ends = append(x.starts, int32(i)), append(x.ends, int32(len(b)))
-			d, e := len(open), int32(0)
+			d, e := len(open)+1, int32(0)
 			if j := skipSpace(b, i+1); j < len(b) && b[j] != '}' && b[j] != ']' {
 				d, e = d+1, 1
 			}
-			entries = append(entries, e)
+			open = append(open, struct{ at, entries int32 }{int32(len(x.starts)), e})
+			x.starts, x.ends = append(x.starts, int32(i)), append(x.ends, int32(len(b)))
 			x.depth = max(x.depth, d)
 			if len(open) == 1 {
 				rootObject = b[i] == '{'
@@ -85,9 +85,9 @@ func NewIndex(b []byte, apart string) *Index {
 			}
 		default: // '}', ']'
 			if k := len(open); k > 0 {
-				x.ends[open[k-1]] = int32(i + 1)
-				sz.Entries = max(sz.Entries, int(entries[k-1]))
-				open, entries = open[:k-1], entries[:k-1]
+				x.ends[open[k-1].at] = int32(i + 1)
+				sz.Entries = max(sz.Entries, int(open[k-1].entries))
+				open = open[:k-1]
 			}
 		}
 	}
