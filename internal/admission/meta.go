@@ -22,6 +22,9 @@ type metas struct {
 // object again.
 type Parts struct {
 	Metadata, Spec []byte
+	// Doc is the JSON they are slices of, indexed: reading their members
+	// with it skips nested values without scanning them.
+	Doc jsonscan.Indexed
 }
 
 // readMetas reads the metadata of objects set by SetObjects. Unlike a
@@ -80,7 +83,7 @@ func objectMeta(p *fastjson.Parser, doc jsonscan.Indexed, at jsonscan.Span) (*Ob
 		return nil, Parts{}, fmt.Errorf("cannot read object: want a JSON object, got %s", t)
 	}
 	f := doc.Members(at, "metadata", "spec")
-	parts := Parts{Metadata: doc.Bytes(f[0]), Spec: doc.Bytes(f[1])}
+	parts := Parts{Metadata: doc.Bytes(f[0]), Spec: doc.Bytes(f[1]), Doc: doc}
 	meta, err := metaOf(p, doc, f[0], parts.Spec)
 	if err != nil {
 		return nil, Parts{}, fmt.Errorf("cannot read object: %w", err)

@@ -1,6 +1,9 @@
 package jsonscan
 
-import "bytes"
+import (
+	"bytes"
+	"unsafe"
+)
 
 // Indexed is valid JSON and its Index, made in the one pass that validates
 // it: members are then found with the nested objects and arrays they pass
@@ -60,4 +63,53 @@ func (d Indexed) Members(s Span, keys ...string) []Span {
 		return left > 0
 	})
 	return out
+}
+
+// MembersOf is Members(raw, keys...) for raw a value of the document (a
+// slice of it, as Bytes returns): the same values, found with the index.
+// Any other raw, and every raw of the zero Indexed, is scanned by Members.
+func (d Indexed) MembersOf(raw []byte, keys ...string) [][]byte {
+	at, ok := d.within(raw)
+	if !ok {
+		return Members(raw, keys...)
+	}
+	out := make([][]byte, len(keys))
+	for n, s := range d.Members(at, keys...) {
+		out[n] = d.Bytes(s)
+	}
+	return out
+}
+
+// ElementsOf is Elements(raw) for raw a value of the document, found with
+// the index; any other raw is scanned by Elements.
+func (d Indexed) ElementsOf(raw []byte) [][]byte {
+	at, ok := d.within(raw)
+	if !ok {
+		return Elements(raw)
+	}
+	if d.b[at.Start] != '[' {
+		return nil
+	}
+	out := [][]byte{}
+	for s := range d.x.Elements(d.b[:at.End], at.Start) {
+		out = append(out, d.b[s.Start:s.End])
+	}
+	return out
+}
+
+// within is the span of the value raw starts with, when raw is a slice of
+// the document (it may run on past its value).
+func (d Indexed) within(raw []byte) (Span, bool) {
+	if d.x == nil || len(raw) == 0 {
+		return Span{}, false
+	}
+	base, p := uintptr(unsafe.Pointer(unsafe.SliceData(d.b))), uintptr(unsafe.Pointer(unsafe.SliceData(raw)))
+	if p < base || p-base+uintptr(len(raw)) > uintptr(len(d.b)) {
+		return Span{}, false
+	}
+	i := int(p-base) + skipSpace(raw, 0)
+	if i >= int(p-base)+len(raw) {
+		return Span{}, false
+	}
+	return Span{i, d.x.End(d.b, i)}, true
 }

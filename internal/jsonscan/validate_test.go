@@ -83,8 +83,22 @@ func checkValidIndexed(t *testing.T, b []byte) {
 		if !bytes.Equal(doc.Bytes(spans[i]), raw) || (raw == nil) != (doc.Bytes(spans[i]) == nil) {
 			t.Fatalf("Indexed.Members(%.80q, %q) = %q, Members: %q", b, keys[i], doc.Bytes(spans[i]), raw)
 		}
+		// One level down: the members and elements of each value.
+		v := doc.Bytes(spans[i])
+		sub := []string{"no such member"}
+		for k := range want.Members(b, spans[i].Start) {
+			sub = append(sub, String(k))
+		}
+		if got, want := doc.MembersOf(v, sub...), Members(v, sub...); !slices.EqualFunc(got, want, sameSlice) {
+			t.Fatalf("Indexed.MembersOf(%.80q, %q) = %q, Members: %q", v, sub, got, want)
+		}
+		if got, want := doc.ElementsOf(v), Elements(v); !slices.EqualFunc(got, want, sameSlice) || (got == nil) != (want == nil) {
+			t.Fatalf("Indexed.ElementsOf(%.80q) = %q, Elements: %q", v, got, want)
+		}
 	}
 }
+
+func sameSlice(a, b []byte) bool { return bytes.Equal(a, b) && (a == nil) == (b == nil) }
 
 // FuzzValid: valid and encoding/json's Valid agree on any input.
 func FuzzValid(f *testing.F) {
