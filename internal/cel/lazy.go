@@ -72,7 +72,7 @@ func newDocument(raw []byte) (*document, error) {
 		return nil, nil
 	}
 	x := jsonscan.NewIndex(raw, "metadata")
-	sz := x.Sizes()
+	sz, _ := x.Sizes() // NewIndex reads them
 	d := &document{raw: raw, index: x, sizes: stats{l: float64(sz.Entries), tm: float64(sz.Apart), tr: float64(sz.Strings)}}
 	if jsonscan.TypeOf(raw) != fastjson.TypeObject || d.index.Depth() > fastjson.MaxDepth {
 		_, err := RuntimeObject(raw)

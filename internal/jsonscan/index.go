@@ -15,6 +15,7 @@ type Index struct {
 	starts, ends []int32 // by start, ascending
 	depth        int
 	sizes        Sizes
+	sized        bool // sizes read (NewIndex)
 }
 
 // Sizes bound the sizes of an indexed value: Entries every object's
@@ -39,7 +40,7 @@ func NewIndex(b []byte, apart string) *Index {
 	// At most as many as there are brackets (some may be in strings):
 	// counted fast, so the slices never grow.
 	n := bytes.Count(b, []byte{'{'}) + bytes.Count(b, []byte{'['})
-	x := &Index{starts: make([]int32, 0, n), ends: make([]int32, 0, n), depth: 1}
+	x := &Index{starts: make([]int32, 0, n), ends: make([]int32, 0, n), depth: 1, sized: true}
 	// The objects and arrays open: their positions in starts, and their
 	// entries so far (1 if not empty, plus their commas).
 	var open []struct{ at, entries int32 }
@@ -94,8 +95,9 @@ func NewIndex(b []byte, apart string) *Index {
 	return x
 }
 
-// Sizes are the sizes of the indexed value.
-func (x *Index) Sizes() Sizes { return x.sizes }
+// Sizes are the sizes of the indexed value; ok false when the index was
+// made without them (ValidIndexed).
+func (x *Index) Sizes() (s Sizes, ok bool) { return x.sizes, x.sized }
 
 // Depth is how deep the indexed value nests, as fastjson counts it (its
 // MaxDepth): 1 for the value itself, one more for each object or array
