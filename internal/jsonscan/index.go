@@ -42,8 +42,9 @@ func NewIndex(b []byte, apart string) *Index {
 	n := bytes.Count(b, []byte{'{'}) + bytes.Count(b, []byte{'['})
 	x := &Index{starts: make([]int32, 0, n), ends: make([]int32, 0, n), depth: 1, sized: true}
 	// The objects and arrays open: their positions in starts, and their
-	// entries so far (1 if not empty, plus their commas).
-	var open []struct{ at, entries int32 }
+	// entries so far (1 if not empty, plus their commas); on the stack
+	// up to 32 deep.
+	open := make([]struct{ at, entries int32 }, 0, 32)
 	// keyNext: the next string at depth 1 is a key of the top-level
 	// object; inApart: the strings are in the value of apart.
 	rootObject, keyNext, inApart := false, false, false
