@@ -25,6 +25,8 @@ import (
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/cel/environment"
+
+	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 )
 
 // Spec is the CEL part of a policy.
@@ -255,6 +257,18 @@ func (in *Input) Check() error {
 		}
 	}
 	return in.docsErr
+}
+
+// Indexes are the indexes Check made of ObjectJSON and OldObjectJSON, nil
+// for those it did not (no bytes, refused, or not checked yet).
+func (in *Input) Indexes() (obj, old *jsonscan.Index) {
+	var x [2]*jsonscan.Index
+	for i, d := range in.docs {
+		if d != nil {
+			x[i] = d.index
+		}
+	}
+	return x[0], x[1]
 }
 
 // Objects returns Object and OldObject, decoding on first use those the

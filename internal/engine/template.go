@@ -75,14 +75,15 @@ func templateFromJSON(base *cel.Input) (*template, error) {
 	if base.Object != nil || base.OldObject != nil {
 		return nil, nil // objects given, not bytes
 	}
-	pod, labels, exact, err := podJSON(base.ObjectJSON)
+	x, oldX := base.Indexes()
+	pod, labels, exact, err := podJSON(base.ObjectJSON, x)
 	if !exact {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	oldPod, _, exact, oldErr := podJSON(base.OldObjectJSON)
+	oldPod, _, exact, oldErr := podJSON(base.OldObjectJSON, oldX)
 	if !exact {
 		return nil, nil
 	}
@@ -119,48 +120,54 @@ func podOf(obj runtime.Object) (runtime.Object, error) {
 }
 
 // podJSON is podOf on a controller's JSON (validated, an object; nil for
-// none), reading only the members on its way: the Pod's JSON, with the
-// template's metadata members but name and namespace, then the
-// controller's name and namespace (strings, else ""), and the template's
-// spec, verbatim; and the template's labels as podOf's Pod's GetLabels.
-// A repeated name counts by its last value, as decoding keeps it. exact
-// is false where the Pod podOf builds has no JSON of its own: the
-// template's spec is missing or no object (podOf gives it a nil map).
-func podJSON(obj []byte) (pod []byte, labels map[string]string, exact bool, err error) {
+// none) and its index, reading only the members on its way: the Pod's
+// JSON, with the template's metadata members but name and namespace, then
+// the controller's name and namespace (strings, else ""), and the
+// template's spec, verbatim; and the template's labels as podOf's Pod's
+// GetLabels. A repeated name counts by its last value, as decoding keeps
+// it. exact is false where the Pod podOf builds has no JSON of its own:
+// the template's spec is missing or no object (podOf gives it a nil map).
+func podJSON(obj []byte, x *jsonscan.Index) (pod []byte, labels map[string]string, exact bool, err error) {
 	if obj == nil {
 		return nil, nil, true, nil
 	}
-	top := lastMembers(obj, "kind", "spec", "metadata")
+	if x == nil {
+		x = jsonscan.NewIndex(obj, "")
+	}
+	d := doc{obj, x}
+	top := d.last(d.root(), "kind", "spec", "metadata")
 	ctrl, tmpl := top[2], top[1]
 	path := []string{"template"}
-	if jsonscan.TypeOf(top[0]) == fastjson.TypeString && jsonscan.Unescape(top[0]) == "CronJob" {
+	if k := d.bytes(top[0]); jsonscan.TypeOf(k) == fastjson.TypeString && jsonscan.Unescape(k) == "CronJob" {
 		path = []string{"jobTemplate", "spec", "template"}
 	}
 	for _, key := range path {
-		if tmpl = lastMembers(tmpl, key)[0]; tmpl == nil {
-			return nil, nil, true, errNoTemplate
-		}
+		tmpl = d.last(tmpl, key)[0]
 	}
-	if tmpl == nil || jsonscan.TypeOf(tmpl) != fastjson.TypeObject {
+	if jsonscan.TypeOf(d.bytes(tmpl)) != fastjson.TypeObject {
 		return nil, nil, true, errNoTemplate
 	}
-	t := lastMembers(tmpl, "metadata", "spec")
-	meta, spec := t[0], t[1]
+	t := d.last(tmpl, "metadata", "spec")
+	meta, spec := t[0], d.bytes(t[1])
 	if jsonscan.TypeOf(spec) != fastjson.TypeObject {
 		return nil, nil, false, nil
 	}
-	b := make([]byte, 0, len(meta)+len(spec)+128)
+	b := make([]byte, 0, meta.End-meta.Start+len(spec)+128)
 	b = append(b, `{"apiVersion":"v1","kind":"Pod","metadata":{`...)
-	for k, v := range jsonscan.Pairs(meta) {
-		if !jsonscan.KeyIs(k, "name") && !jsonscan.KeyIs(k, "namespace") {
-			b = append(append(append(append(b, k...), ':'), v...), ',')
+	var labelsAt jsonscan.Span
+	d.members(meta, func(k []byte, v jsonscan.Span) {
+		if jsonscan.KeyIs(k, "labels") {
+			labelsAt = v
 		}
-	}
-	names := lastMembers(ctrl, "name", "namespace")
-	b = append(append(b, `"name":`...), stringOr(names[0])...)
-	b = append(append(b, `,"namespace":`...), stringOr(names[1])...)
+		if !jsonscan.KeyIs(k, "name") && !jsonscan.KeyIs(k, "namespace") {
+			b = append(append(append(append(b, k...), ':'), d.bytes(v)...), ',')
+		}
+	})
+	names := d.last(ctrl, "name", "namespace")
+	b = append(append(b, `"name":`...), stringOr(d.bytes(names[0]))...)
+	b = append(append(b, `,"namespace":`...), stringOr(d.bytes(names[1]))...)
 	b = append(append(append(b, `},"spec":`...), spec...), '}')
-	if l := lastMembers(meta, "labels")[0]; jsonscan.TypeOf(l) == fastjson.TypeObject {
+	if l := d.bytes(labelsAt); jsonscan.TypeOf(l) == fastjson.TypeObject {
 		u, err := cel.ObjectFromJSON(l)
 		if err != nil {
 			return nil, nil, true, err // not reached: part of a checked object
@@ -170,17 +177,55 @@ func podJSON(obj []byte) (pod []byte, labels map[string]string, exact bool, err 
 	return b, labels, true, nil
 }
 
-// lastMembers are the values of the last members of object b named keys
-// (compared unescaped), nil for those it lacks or when b is no object.
-func lastMembers(b []byte, keys ...string) [][]byte {
-	out := make([][]byte, len(keys))
-	for k, val := range jsonscan.Pairs(b) {
+// doc is a controller's JSON and its index.
+type doc struct {
+	b []byte
+	x *jsonscan.Index
+}
+
+// root is the span of the document's value.
+func (d doc) root() jsonscan.Span {
+	i := 0
+	for i < len(d.b) && (d.b[i] == ' ' || d.b[i] == '\t' || d.b[i] == '\r' || d.b[i] == '\n') {
+		i++
+	}
+	if i == len(d.b) {
+		return jsonscan.Span{}
+	}
+	return jsonscan.Span{Start: i, End: d.x.End(d.b, i)}
+}
+
+// bytes is the JSON at s, nil for the zero Span (absent).
+func (d doc) bytes(s jsonscan.Span) []byte {
+	if s.End <= s.Start {
+		return nil
+	}
+	return d.b[s.Start:s.End]
+}
+
+// members calls f with the quoted key and the span of each member of the
+// object at s, in order; none when s is absent or no object.
+func (d doc) members(s jsonscan.Span, f func(key []byte, v jsonscan.Span)) {
+	if s.End <= s.Start || d.b[s.Start] != '{' {
+		return
+	}
+	for k, v := range d.x.Members(d.b, s.Start) {
+		f(k, v)
+	}
+}
+
+// last are the spans of the last members of the object at s named keys
+// (compared unescaped), the zero Span for those it lacks or when s is
+// absent or no object.
+func (d doc) last(s jsonscan.Span, keys ...string) []jsonscan.Span {
+	out := make([]jsonscan.Span, len(keys))
+	d.members(s, func(k []byte, v jsonscan.Span) {
 		for i, key := range keys {
 			if jsonscan.KeyIs(k, key) {
-				out[i] = val
+				out[i] = v
 			}
 		}
-	}
+	})
 	return out
 }
 
