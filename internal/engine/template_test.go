@@ -222,3 +222,46 @@ func privilegedSpec(t *testing.T, spec any) string {
 	}
 	return string(out)
 }
+
+// FuzzTemplateFromJSON: on any valid JSON object as the controller (and
+// the same as the old one), the template built from the bytes has the
+// decoded path's error, labels and objects, or defers to it.
+func FuzzTemplateFromJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"kind":"Deployment","metadata":{"name":"a"},"spec":{"template":{"metadata":{"labels":{"x":"y"},"name":"t"},"spec":{"containers":[]}}}}`,
+		`{"kind":"CronJob","spec":{"jobTemplate":{"spec":{"template":{"spec":{}}}}}}`,
+		`{"kind":"Cron\u004aob","kind":"CronJob","spec":{"template":{"spec":{}}},"spec":{"jobTemplate":{"spec":{"template":{"metadata":null,"spec":{"a":1}}}}}}`,
+		`{"spec":{"template":{"metadata":{"labels":{"x":1}},"spec":null}}}`,
+		`{"metadata":{"name":7,"namespace":"n"},"spec":{"template":{"metadata":{"n\u0061me":"x","labels":{},"labels":{"a":"b"}},"spec":{}}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		if len(doc) > 4096 || !json.Valid(doc) {
+			return
+		}
+		if _, err := cel.ObjectFromJSON(doc); err != nil {
+			return
+		}
+		obj := string(doc)
+		fromJSON, errJSON := templateFromJSON(controllerInput(t, obj, obj))
+		decoded, errDecoded := templateDecoded(controllerInput(t, obj, obj))
+		if fromJSON == nil && errJSON == nil {
+			return // the decoded path decides
+		}
+		if fmt.Sprint(errJSON) != fmt.Sprint(errDecoded) {
+			t.Fatalf("%s: error %v, decoded %v", doc, errJSON, errDecoded)
+		}
+		if errJSON != nil {
+			return
+		}
+		if !reflect.DeepEqual(fromJSON.labels, decoded.labels) || (fromJSON.labels == nil) != (decoded.labels == nil) {
+			t.Fatalf("%s: labels %#v, decoded %#v", doc, fromJSON.labels, decoded.labels)
+		}
+		o1, old1, err1 := fromJSON.celInput.Objects()
+		o2, old2, err2 := decoded.celInput.Objects()
+		if !reflect.DeepEqual(o1, o2) || !reflect.DeepEqual(old1, old2) || err1 != nil || err2 != nil {
+			t.Fatalf("%s: objects %v, %v, %v; decoded %v, %v, %v", doc, o1, old1, err1, o2, old2, err2)
+		}
+	})
+}
