@@ -39,26 +39,43 @@ type fastPath struct {
 	// variables' are on the variables.
 	rules, messages []*untracked
 	// qualified memoizes qualifies by the stats' sizes rounded up to
-	// powers of two (key), each a bool.
+	// powers of two (key), each a verdict.
 	qualified sync.Map
 	// admits counts the evaluations the fast path decided.
 	admits atomic.Int64
 }
 
-// qualifies tells whether the policy's bound holds for st, computed for
-// st's sizes rounded up to powers of two (a bound for larger sizes holds
-// for smaller ones) and memoized.
-func (f *fastPath) qualifies(p *Program, st stats) bool {
+// verdict is what a policy's bound says for some sizes.
+type verdict uint8
+
+const (
+	// unbounded: some variable or rule has no bound under the per-call
+	// share; the rules cannot run untracked.
+	unbounded verdict = iota
+	// rulesBounded: every variable and rule is bounded under the per-call
+	// share, but the message expressions, or the total, are not bounded
+	// under their share by the stats alone: the rules may run untracked,
+	// and the bound is computed again with the sizes of the variables'
+	// values (refined).
+	rulesBounded
+	// bounded: the whole policy is bounded under its shares.
+	bounded
+)
+
+// qualifies is the policy's verdict for st, computed for st's sizes
+// rounded up to powers of two (a bound for larger sizes holds for smaller
+// ones) and memoized.
+func (f *fastPath) qualifies(p *Program, st stats) verdict {
 	kl, km, kr := log2Up(st.l), log2Up(st.tm), log2Up(st.tr)
 	if max(kl, km, kr) > 40 {
-		return false
+		return unbounded
 	}
 	key := kl<<12 | km<<6 | kr
 	rounded := stats{float64(uint64(1) << kl), float64(uint64(1) << km), float64(uint64(1) << kr)}
 	if q, ok := f.qualified.Load(key); ok {
-		return q.(bool)
+		return q.(verdict)
 	}
-	q := p.costBounds(rounded).ok
+	q := p.costBounds(rounded, nil).verdict()
 	f.qualified.Store(key, q)
 	return q
 }
@@ -73,20 +90,38 @@ func log2Up(x float64) uint32 {
 }
 
 // policyBounds are the bounds of a policy's expressions for one stats
-// (-1: none), and whether the policy qualifies for the fast path.
+// (-1: none); run: every variable and rule is bounded under the per-call
+// share; ok: the whole policy qualifies for the fast path.
 type policyBounds struct {
 	vars            map[string]float64
 	rules, messages []float64
 	total           float64
-	ok              bool
+	run, ok         bool
+}
+
+func (b policyBounds) verdict() verdict {
+	switch {
+	case b.ok:
+		return bounded
+	case b.run:
+		return rulesBounded
+	}
+	return unbounded
 }
 
 // costBounds bounds every expression of the program for st. Each
 // variable is charged twice: once in the rules' context, once in the
-// message expressions'.
-func (p *Program) costBounds(st stats) policyBounds {
+// message expressions', where the apiserver evaluates it again.
+//
+// values, when not nil, are variables already evaluated on this review
+// (untracked): their values' sizes (valueSizes) replace the bounds of
+// their values in what reads them. Their costs are still bounded, as the
+// apiserver's evaluations of them in either context are charged; only
+// their values are known, and evaluation is pure: the tracked programs
+// give the same values, of the same sizes.
+func (p *Program) costBounds(st stats, values map[string]*varResult) policyBounds {
 	f := p.fast
-	b := policyBounds{vars: map[string]float64{}, ok: f != nil}
+	b := policyBounds{vars: map[string]float64{}, run: f != nil}
 	if f == nil {
 		return b
 	}
@@ -95,44 +130,54 @@ func (p *Program) costBounds(st stats) policyBounds {
 	// charge bounds one expression, charged times. A message expression
 	// reaching the per-call limit fails alone (its rule keeps its
 	// decision): only its cost counts, against the budget.
-	charge := func(u *untracked, times float64) float64 {
+	messagesOK := true
+	charge := func(u *untracked, times float64) (aval, float64, bool) {
 		message := times == 0
 		times = max(times, 1)
-		if u == nil {
-			b.ok = false
-			return -1
+		fail := func() {
+			if message {
+				messagesOK = false
+			} else {
+				b.run = false
+			}
 		}
-		_, c, ok := z.bound(u.ast)
+		if u == nil {
+			fail()
+			return aval{}, -1, false
+		}
+		v, c, ok := z.bound(u.ast)
 		if !ok || (c > perCall && !message) {
-			b.ok = false
+			fail()
 		}
 		if !ok {
-			return -1
+			return aval{}, -1, false
 		}
 		b.total += times * c
-		return c
+		return v, c, true
 	}
 	for _, v := range p.variables {
-		b.vars[v.name] = charge(v.untracked, 2)
-		if v.untracked != nil {
-			if val, _, ok := z.bound(v.untracked.ast); ok {
-				z.vars[v.name] = val
-			}
+		val, c, ok := charge(v.untracked, 2)
+		b.vars[v.name] = c
+		if r := values[v.name]; r != nil && r.err == nil && !r.noDetail && !r.noCost && r.val != nil {
+			val, ok = valueSizes(r.val, val, ok)
+		}
+		if ok {
+			z.vars[v.name] = val
 		}
 	}
 	for _, u := range f.rules {
-		b.rules = append(b.rules, charge(u, 1))
+		_, c, _ := charge(u, 1)
+		b.rules = append(b.rules, c)
 	}
 	for _, u := range f.messages {
 		if u == nil {
 			b.messages = append(b.messages, -1)
 			continue
 		}
-		b.messages = append(b.messages, charge(u, 0))
+		_, c, _ := charge(u, 0)
+		b.messages = append(b.messages, c)
 	}
-	if b.total > float64(celconfig.RuntimeCELCostBudget)/margin || math.IsNaN(b.total) {
-		b.ok = false
-	}
+	b.ok = b.run && messagesOK && b.total <= float64(celconfig.RuntimeCELCostBudget)/margin && !math.IsNaN(b.total)
 	return b
 }
 
@@ -143,7 +188,11 @@ func (p *Program) admitsUntracked(ctx context.Context, in *Input) bool {
 		return false
 	}
 	fi := in.fastInput()
-	if !fi.ok || !f.qualifies(p, fi.st) {
+	if !fi.ok {
+		return false
+	}
+	q := f.qualifies(p, fi.st)
+	if q == unbounded {
 		return false
 	}
 	r := in.values()
@@ -157,6 +206,11 @@ func (p *Program) admitsUntracked(ctx context.Context, in *Input) bool {
 		if err != nil || e.failed || v != types.True {
 			return false
 		}
+	}
+	// The message expressions, bounded again with the sizes of the
+	// variables the rules evaluated.
+	if q == rulesBounded && !p.costBounds(fi.st, e.done).ok {
+		return false
 	}
 	f.admits.Add(1)
 	return true
