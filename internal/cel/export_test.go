@@ -27,8 +27,8 @@ type Check struct {
 	// Qualifies: the policy's bound holds for the input's sizes.
 	Qualifies bool
 	// Refined counts the refined bounds checked.
-	Refined int
-	Problems  []string
+	Refined  int
+	Problems []string
 	// Tightest is the least bound / cost of the expressions that cost
 	// something (0 when none).
 	Tightest float64
