@@ -132,6 +132,11 @@ func (p *Program) CheckFast(ctx context.Context, in *Input) Check {
 			out.Problems = append(out.Problems, fmt.Sprintf("total cost %.0f over the policy's %s bound %.0f", total, how, b.total))
 		}
 	}
+	if fc.act.offPath || rc.act.offPath {
+		// A guarded receiver was not a string: the fast path would leave;
+		// the bounds assume it was.
+		return out
+	}
 	check("static", b)
 	if !rulesOnly.failed {
 		check("refined", p.costBounds(st, rulesOnly.done))

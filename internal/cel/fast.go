@@ -24,7 +24,11 @@ import (
 // programs give the tracked programs' values. The message expressions,
 // which the validator evaluates even when every rule admits and whose cost
 // counts against the remaining budget, are bounded too (not evaluated: a
-// message only words a denial). In every other case (a rule false or
+// message only words a denial). When the sizes bound the rules and
+// variables but not the message expressions or the whole policy, the
+// rules run untracked and, if all admit, the policy is bounded again with
+// the sizes of the values of the variables they evaluated (costBounds
+// with values). In every other case (a rule false or
 // failing, a variable failing, no bound, sizes too large) the policy is
 // evaluated again on the tracked path from scratch (evaluation is pure),
 // so denials, messages, errors and budget errors are the validator's.
@@ -130,10 +134,11 @@ func (p *Program) costBounds(st stats, values map[string]*varResult) policyBound
 	// charge bounds one expression, charged times. A message expression
 	// reaching the per-call limit fails alone (its rule keeps its
 	// decision): only its cost counts, against the budget.
-	messagesOK := true
+	messagesOK, messages := true, false
 	charge := func(u *untracked, times float64) (aval, float64, bool) {
 		message := times == 0
 		times = max(times, 1)
+		z.guarded = !message
 		fail := func() {
 			if message {
 				messagesOK = false
@@ -155,11 +160,19 @@ func (p *Program) costBounds(st stats, values map[string]*varResult) policyBound
 		b.total += times * c
 		return v, c, true
 	}
+	// guarded are the variables whose bound holds only when evaluated
+	// guarded, and not evaluated yet: the message expressions' context
+	// evaluates them unguarded.
+	var guarded bool
 	for _, v := range p.variables {
 		val, c, ok := charge(v.untracked, 2)
 		b.vars[v.name] = c
-		if r := values[v.name]; r != nil && r.err == nil && !r.noDetail && !r.noCost && r.val != nil {
+		r := values[v.name]
+		evaluated := r != nil && r.err == nil && !r.noDetail && !r.noCost && r.val != nil
+		if evaluated {
 			val, ok = valueSizes(r.val, val, ok)
+		} else if z.guard {
+			guarded = true
 		}
 		if ok {
 			z.vars[v.name] = val
@@ -176,8 +189,9 @@ func (p *Program) costBounds(st stats, values map[string]*varResult) policyBound
 		}
 		_, c, _ := charge(u, 0)
 		b.messages = append(b.messages, c)
+		messages = true
 	}
-	b.ok = b.run && messagesOK && b.total <= float64(celconfig.RuntimeCELCostBudget)/margin && !math.IsNaN(b.total)
+	b.ok = b.run && messagesOK && !(guarded && messages) && b.total <= float64(celconfig.RuntimeCELCostBudget)/margin && !math.IsNaN(b.total)
 	return b
 }
 
@@ -203,7 +217,7 @@ func (p *Program) admitsUntracked(ctx context.Context, in *Input) bool {
 	c := e.newContext()
 	for _, u := range f.rules {
 		v, err := u.eval(c.act)
-		if err != nil || e.failed || v != types.True {
+		if err != nil || e.failed || c.act.offPath || v != types.True {
 			return false
 		}
 	}
