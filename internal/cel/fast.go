@@ -45,6 +45,10 @@ type fastPath struct {
 	// qualified memoizes qualifies by the stats' sizes rounded up to
 	// powers of two (key), each a verdict.
 	qualified sync.Map
+	// refined memoizes the refined bound's ok by the rounded stats and
+	// variables' sizes (roundedKnown).
+	refinedMu sync.RWMutex
+	refined   map[string]bool
 	// admits counts the evaluations the fast path decided.
 	admits atomic.Int64
 }
@@ -70,17 +74,56 @@ const (
 // rounded up to powers of two (a bound for larger sizes holds for smaller
 // ones) and memoized.
 func (f *fastPath) qualifies(p *Program, st stats) verdict {
-	kl, km, kr := log2Up(st.l), log2Up(st.tm), log2Up(st.tr)
-	if max(kl, km, kr) > 40 {
+	key, rounded, ok := roundedStats(st)
+	if !ok {
 		return unbounded
 	}
-	key := kl<<12 | km<<6 | kr
-	rounded := stats{float64(uint64(1) << kl), float64(uint64(1) << km), float64(uint64(1) << kr)}
 	if q, ok := f.qualified.Load(key); ok {
 		return q.(verdict)
 	}
 	q := p.costBounds(rounded, nil).verdict()
 	f.qualified.Store(key, q)
+	return q
+}
+
+// roundedStats are st rounded up to powers of two, and their key.
+func roundedStats(st stats) (uint32, stats, bool) {
+	kl, km, kr := log2Up(st.l), log2Up(st.tm), log2Up(st.tr)
+	if max(kl, km, kr) > 40 {
+		return 0, stats{}, false
+	}
+	return kl<<12 | km<<6 | kr, stats{float64(uint64(1) << kl), float64(uint64(1) << km), float64(uint64(1) << kr)}, true
+}
+
+// refinedOK tells whether the policy is bounded for st with the values
+// of the variables in done (costBounds), computed for the sizes rounded
+// up to powers of two and memoized.
+func (f *fastPath) refinedOK(p *Program, st stats, done map[string]*varResult) bool {
+	sk, rounded, ok := roundedStats(st)
+	if !ok {
+		return false
+	}
+	ks := p.knownSizes(done)
+	var buf [64]byte
+	key, ok := roundedKnown(ks, append(buf[:0], byte(sk>>16), byte(sk>>8), byte(sk)))
+	if !ok {
+		return false
+	}
+	f.refinedMu.RLock()
+	q, found := f.refined[string(key)]
+	f.refinedMu.RUnlock()
+	if found {
+		return q
+	}
+	q = p.costBounds(rounded, ks).ok
+	f.refinedMu.Lock()
+	if f.refined == nil {
+		f.refined = map[string]bool{}
+	}
+	if len(f.refined) < 4096 {
+		f.refined[string(key)] = q
+	}
+	f.refinedMu.Unlock()
 	return q
 }
 
@@ -117,13 +160,13 @@ func (b policyBounds) verdict() verdict {
 // variable is charged twice: once in the rules' context, once in the
 // message expressions', where the apiserver evaluates it again.
 //
-// values, when not nil, are variables already evaluated on this review
-// (untracked): their values' sizes (valueSizes) replace the bounds of
-// their values in what reads them. Their costs are still bounded, as the
+// known, when not nil, are the sizes of the values of variables already
+// evaluated on this review (untracked, knownSizes): they replace the
+// bounds of those values in what reads them. Their costs are still bounded, as the
 // apiserver's evaluations of them in either context are charged; only
 // their values are known, and evaluation is pure: the tracked programs
 // give the same values, of the same sizes.
-func (p *Program) costBounds(st stats, values map[string]*varResult) policyBounds {
+func (p *Program) costBounds(st stats, known []known) policyBounds {
 	f := p.fast
 	b := policyBounds{vars: map[string]float64{}, run: f != nil}
 	if f == nil {
@@ -164,13 +207,11 @@ func (p *Program) costBounds(st stats, values map[string]*varResult) policyBound
 	// guarded, and not evaluated yet: the message expressions' context
 	// evaluates them unguarded.
 	var guarded bool
-	for _, v := range p.variables {
+	for i, v := range p.variables {
 		val, c, ok := charge(v.untracked, 2)
 		b.vars[v.name] = c
-		r := values[v.name]
-		evaluated := r != nil && r.err == nil && !r.noDetail && !r.noCost && r.val != nil
-		if evaluated {
-			val, ok = valueSizes(r.val, val, ok)
+		if known != nil && known[i].set {
+			val, ok = known[i].over(val, ok)
 		} else if z.guard {
 			guarded = true
 		}
@@ -223,7 +264,7 @@ func (p *Program) admitsUntracked(ctx context.Context, in *Input) bool {
 	}
 	// The message expressions, bounded again with the sizes of the
 	// variables the rules evaluated.
-	if q == rulesBounded && !p.costBounds(fi.st, e.done).ok {
+	if q == rulesBounded && !f.refinedOK(p, fi.st, e.done) {
 		return false
 	}
 	f.admits.Add(1)

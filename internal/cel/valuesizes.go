@@ -11,23 +11,78 @@ import (
 // refinement must cost little next to an evaluation.
 const valueWalkLimit = 64
 
-// valueSizes are the sizes (aval) of a concrete value, for the bound
+// known are the sizes (aval) of a variable's value, for the bound
 // (bound.go) of what reads it: its own exactly, as cel-go's actualSize
 // counts them (a list's or map's entries, a string's code points, an
-// optional's value's), and those of the values nested in it by reading at
-// most valueWalkLimit of them, else static's (a bound of the expression
-// that gave the value, which holds for it too), if bounded (else false).
-func valueSizes(v ref.Val, static aval, bounded bool) (aval, bool) {
-	out := own(v)
+// optional's value's), and, if nested, those of the values nested in it,
+// read up to valueWalkLimit of them (else the bound's stand).
+type known struct {
+	a           aval
+	nested, set bool
+}
+
+// valueSizes are v's known sizes.
+func valueSizes(v ref.Val) known {
+	k := known{a: own(v), set: true}
 	budget := valueWalkLimit
-	if nc, ns, ok := nestedSizes(v, &budget); ok {
-		out.nc, out.ns = nc, ns
-	} else if bounded {
-		out.nc, out.ns = static.nc, static.ns
-	} else {
-		return aval{}, false
+	k.a.nc, k.a.ns, k.nested = nestedSizes(v, &budget)
+	return k
+}
+
+// over is what k gives of a variable whose value the analysis bounds by
+// static (if bounded).
+func (k known) over(static aval, bounded bool) (aval, bool) {
+	switch {
+	case k.nested:
+		return k.a, true
+	case bounded:
+		return aval{k.a.c, k.a.s, static.nc, static.ns}, true
 	}
-	return out, true
+	return aval{}, false
+}
+
+// knownSizes are the known sizes of the variables evaluated without error
+// in done, by the program's variables' order.
+func (p *Program) knownSizes(done map[string]*varResult) []known {
+	out := make([]known, len(p.variables))
+	for i, v := range p.variables {
+		if r := done[v.name]; r != nil && r.err == nil && !r.noDetail && !r.noCost && r.val != nil {
+			out[i] = valueSizes(r.val)
+		}
+	}
+	return out
+}
+
+// roundedKnown rounds every size of ks up to 0 or a power of two (a
+// bound for larger sizes holds for smaller ones), appending to key a byte
+// for each (0 for 0, k+1 for 2^k); false if one is over 2^40.
+func roundedKnown(ks []known, key []byte) ([]byte, bool) {
+	for i := range ks {
+		k := &ks[i]
+		if !k.set {
+			key = append(key, 0xff)
+			continue
+		}
+		flag := byte(0)
+		if k.nested {
+			flag = 1
+		}
+		key = append(key, flag)
+		for _, x := range []*float64{&k.a.c, &k.a.s, &k.a.nc, &k.a.ns} {
+			if *x <= 0 {
+				*x = 0
+				key = append(key, 0)
+				continue
+			}
+			e := log2Up(*x)
+			if e > 40 {
+				return key, false
+			}
+			*x = float64(uint64(1) << e)
+			key = append(key, byte(e+1))
+		}
+	}
+	return key, true
 }
 
 // own is a value's own sizes.
