@@ -60,6 +60,7 @@ fuzz-short: ## Each fuzz target for $(FUZZTIME) inputs; failures are saved under
 	$(GO) test -run XXX -fuzz FuzzInject -fuzztime $(FUZZTIME) ./internal/inject
 	$(GO) test -run XXX -fuzz FuzzAnnotations -fuzztime $(FUZZTIME) ./internal/inject
 	$(GO) test -run XXX -fuzz FuzzScan -fuzztime $(FUZZTIME) ./internal/jsonscan
+	$(GO) test -run XXX -fuzz FuzzValid -fuzztime $(FUZZTIME) ./internal/jsonscan
 	$(GO) test -run XXX -fuzz FuzzEvaluateAsReference -fuzztime $(FUZZTIME) ./internal/cel
 	$(GO) test -run XXX -fuzz FuzzLazyValues -fuzztime $(FUZZTIME) ./internal/cel
 	$(GO) test -run XXX -fuzz FuzzCostBoundHolds -fuzztime $(FUZZTIME) ./internal/cel

@@ -31,13 +31,13 @@ type Review struct {
 }
 
 // Reviews are read without reflection and without parsing the objects:
-// the body is validated once (encoding/json, strict), the members tollgate
-// reads are found by a scan that trusts that validation (internal/jsonscan), and only
-// the small ones (the request's fields, the objects' metadata) are parsed,
-// with fastjson. The objects are handed on as slices of the body; policies
-// parse what they read of them. On the 16 KB Pod review captured from
-// kube-apiserver 1.37 this takes about as long as encoding/json needs to
-// find the uid (BenchmarkDecode in internal/webhook).
+// the body is validated once, strictly, in a pass that also notes where
+// each object and array ends (jsonscan.ValidIndexed), so that the members
+// tollgate reads are found without scanning again what lies between them
+// (the objects, most of a review); only the small ones (the request's
+// fields, the objects' metadata) are parsed, with fastjson. The objects
+// are handed on as slices of the body; policies parse what they read of
+// them (BenchmarkDecode in internal/webhook).
 var parsers fastjson.ParserPool
 
 // Decode reads an AdmissionReview in either supported version, and the
@@ -48,28 +48,30 @@ func Decode(body []byte) (*Review, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, fmt.Errorf("%w: empty body", ErrBadReview)
 	}
-	if err := jsonscan.Valid(body); err != nil {
+	doc, err := jsonscan.ValidIndexed(body)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadReview, err)
 	}
-	if t := jsonscan.TypeOf(body); t != fastjson.TypeObject {
+	root := doc.Root()
+	if t := jsonscan.TypeOf(doc.Bytes(root)); t != fastjson.TypeObject {
 		return nil, fmt.Errorf("%w: want a JSON object, got %s", ErrBadReview, t)
 	}
-	top := jsonscan.OpenMembers(body, "kind", "apiVersion", "request")
-	kind, apiVersion := jsonscan.String(top[0]), jsonscan.String(top[1])
+	top := doc.Members(root, "kind", "apiVersion", "request")
+	kind, apiVersion := jsonscan.String(doc.Bytes(top[0])), jsonscan.String(doc.Bytes(top[1]))
 	if kind != "AdmissionReview" {
 		return nil, fmt.Errorf("%w: kind is %q, want AdmissionReview", ErrBadReview, kind)
 	}
 	if apiVersion != VersionV1 && apiVersion != VersionV1beta1 {
 		return nil, fmt.Errorf("%w: apiVersion %q is not %s or %s", ErrBadReview, apiVersion, VersionV1, VersionV1beta1)
 	}
-	switch jsonscan.TypeOf(top[2]) {
+	switch jsonscan.TypeOf(doc.Bytes(top[2])) {
 	case fastjson.TypeNull:
 		return nil, fmt.Errorf("%w: no request", ErrBadReview)
 	case fastjson.TypeObject:
 	default:
 		return nil, fmt.Errorf("%w: request is not an object", ErrBadReview)
 	}
-	req, err := request(top[2])
+	req, err := request(doc, top[2])
 	if err != nil {
 		return nil, err
 	}
@@ -77,8 +79,12 @@ func Decode(body []byte) (*Review, error) {
 }
 
 // request reads a request object: its own fields, and its objects' metadata.
-func request(raw []byte) (*Request, error) {
-	f := jsonscan.Members(raw, "uid", "kind", "resource", "subResource", "name", "namespace", "operation", "userInfo", "dryRun", "object", "oldObject")
+func request(doc jsonscan.Indexed, at jsonscan.Span) (*Request, error) {
+	spans := doc.Members(at, "uid", "kind", "resource", "subResource", "name", "namespace", "operation", "userInfo", "dryRun", "object", "oldObject")
+	f := make([][]byte, len(spans))
+	for i, s := range spans {
+		f[i] = doc.Bytes(s)
+	}
 	req := &Request{
 		UID:         jsonscan.String(f[0]),
 		SubResource: jsonscan.String(f[3]),
@@ -105,7 +111,7 @@ func request(raw []byte) (*Request, error) {
 	// A shape the policies cannot read is not a transport error: the engine
 	// answers it with a denial the apiserver can relay, uid and all.
 	req.object, req.oldObject = objectJSON(f[9]), objectJSON(f[10])
-	req.meta = metasOf(p, req.object, req.oldObject, true)
+	req.meta = metasOf(p, doc, spans[9], doc, spans[10])
 	return req, nil
 }
 

@@ -16,31 +16,55 @@ type metas struct {
 	err error
 }
 
-// Parts are the JSON of an object's metadata and spec, as the scan that
-// read its metadata found them: slices of the object, nil when absent, and
-// the one found last runs on to the end of the object (read its members,
-// not past it). Readers of the object's other parts start from them
-// instead of scanning the whole object again.
+// Parts are the JSON of an object's metadata and spec, as the read of its
+// metadata found them: slices of the object, nil when absent. Readers of
+// the object's other parts start from them instead of scanning the whole
+// object again.
 type Parts struct {
 	Metadata, Spec []byte
+	// Doc is the JSON they are slices of, indexed: reading their members
+	// with it skips nested values without scanning them.
+	Doc jsonscan.Indexed
 }
 
 // readMetas reads the metadata of objects set by SetObjects. Unlike a
 // decoded review's, their bytes were not validated with the body, so each is
-// checked to be JSON first (the scan trusts it).
+// checked to be JSON first (and indexed: the scans trust both).
 func readMetas(object, oldObject []byte) *metas {
 	p := parsers.Get()
 	defer parsers.Put(p)
-	return metasOf(p, object, oldObject, false)
+	doc, at, err := validObject(object)
+	if err != nil {
+		return &metas{err: err}
+	}
+	oldDoc, oldAt, err := validObject(oldObject)
+	if err != nil {
+		return &metas{err: fmt.Errorf("oldObject: %w", err)}
+	}
+	return metasOf(p, doc, at, oldDoc, oldAt)
 }
 
-// metasOf reads the metadata of both objects (JSON already validated when
-// valid); an old object's error says it is the old object's.
-func metasOf(p *fastjson.Parser, object, oldObject []byte, valid bool) *metas {
+// validObject validates and indexes an object's bytes; the zero span for
+// none.
+func validObject(raw []byte) (jsonscan.Indexed, jsonscan.Span, error) {
+	if len(raw) == 0 {
+		return jsonscan.Indexed{}, jsonscan.Span{}, nil
+	}
+	doc, err := jsonscan.ValidIndexed(raw)
+	if err != nil {
+		return doc, jsonscan.Span{}, fmt.Errorf("cannot read object: %w", err)
+	}
+	return doc, doc.Root(), nil
+}
+
+// metasOf reads the metadata of both objects, each at its span of its
+// validated, indexed JSON; an old object's error says it is the old
+// object's.
+func metasOf(p *fastjson.Parser, doc jsonscan.Indexed, at jsonscan.Span, oldDoc jsonscan.Indexed, oldAt jsonscan.Span) *metas {
 	m := &metas{}
-	m.object, m.parts, m.err = objectMeta(p, object, valid)
+	m.object, m.parts, m.err = objectMeta(p, doc, at)
 	var oldErr error
-	m.oldObject, _, oldErr = objectMeta(p, oldObject, valid)
+	m.oldObject, _, oldErr = objectMeta(p, oldDoc, oldAt)
 	if m.err == nil && oldErr != nil {
 		m.err = fmt.Errorf("oldObject: %w", oldErr)
 	}
@@ -50,24 +74,17 @@ func metasOf(p *fastjson.Parser, object, oldObject []byte, valid bool) *metas {
 // objectMeta reads the metadata of an embedded object, and where its
 // metadata and spec are: nil when absent or null. Only metadata and spec
 // are parsed.
-func objectMeta(p *fastjson.Parser, raw []byte, valid bool) (*ObjectMeta, Parts, error) {
-	if !valid && len(raw) > 0 {
-		if err := jsonscan.Valid(raw); err != nil {
-			return nil, Parts{}, fmt.Errorf("cannot read object: %w", err)
-		}
-	}
-	switch t := jsonscan.TypeOf(raw); t {
+func objectMeta(p *fastjson.Parser, doc jsonscan.Indexed, at jsonscan.Span) (*ObjectMeta, Parts, error) {
+	switch t := jsonscan.TypeOf(doc.Bytes(at)); t {
 	case fastjson.TypeNull:
 		return nil, Parts{}, nil
 	case fastjson.TypeObject:
 	default:
 		return nil, Parts{}, fmt.Errorf("cannot read object: want a JSON object, got %s", t)
 	}
-	// The spec, after the metadata as the apiserver writes objects, is
-	// only looked at, not skipped over.
-	f := jsonscan.OpenMembers(raw, "metadata", "spec")
-	parts := Parts{Metadata: f[0], Spec: f[1]}
-	meta, err := metaOf(p, parts.Metadata, parts.Spec)
+	f := doc.Members(at, "metadata", "spec")
+	parts := Parts{Metadata: doc.Bytes(f[0]), Spec: doc.Bytes(f[1]), Doc: doc}
+	meta, err := metaOf(p, doc, f[0], parts.Spec)
 	if err != nil {
 		return nil, Parts{}, fmt.Errorf("cannot read object: %w", err)
 	}
@@ -78,14 +95,18 @@ func objectMeta(p *fastjson.Parser, raw []byte, valid bool) (*ObjectMeta, Parts,
 const maxQuoteBytes = 43
 
 // metaOf reads what every policy may need of any object, and checks its
-// shape is one Kubernetes could have sent: rawMeta and rawSpec are the JSON
-// of its metadata and spec (either may run on past its value).
-func metaOf(p *fastjson.Parser, rawMeta, rawSpec []byte) (*ObjectMeta, error) {
+// shape is one Kubernetes could have sent: its metadata is at metaAt of
+// doc, and rawSpec is the JSON of its spec.
+func metaOf(p *fastjson.Parser, doc jsonscan.Indexed, metaAt jsonscan.Span, rawSpec []byte) (*ObjectMeta, error) {
 	m := &ObjectMeta{}
-	switch t := jsonscan.TypeOf(rawMeta); t {
+	switch t := jsonscan.TypeOf(doc.Bytes(metaAt)); t {
 	case fastjson.TypeNull:
 	case fastjson.TypeObject:
-		f := jsonscan.Members(rawMeta, "name", "generateName", "namespace", "labels")
+		spans := doc.Members(metaAt, "name", "generateName", "namespace", "labels")
+		f := make([][]byte, len(spans))
+		for i, s := range spans {
+			f[i] = doc.Bytes(s)
+		}
 		for i, dst := range []*string{&m.Name, &m.GenerateName, &m.Namespace} {
 			switch t := jsonscan.TypeOf(f[i]); t {
 			case fastjson.TypeNull:

@@ -20,8 +20,8 @@ func (e *Engine) mutate(g *policy.Group, req *admission.Request) Evaluation {
 	if err != nil {
 		return errorAll(g, admission.BadRequest(err))
 	}
-	parts := req.ObjectParts() // found by metaOf's scan: not scanned again
-	pod, err := inject.PodFromParts(parts.Metadata, parts.Spec)
+	parts := req.ObjectParts() // found when the review was read: not scanned again
+	pod, err := inject.PodFromParts(parts.Doc, parts.Metadata, parts.Spec)
 	if err != nil {
 		return errorAll(g, admission.BadRequest(err))
 	}

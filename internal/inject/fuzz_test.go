@@ -13,9 +13,9 @@ import (
 
 // FuzzInject: for any Pod tollgate accepts, the patch applies cleanly to it,
 // the result holds each injected item exactly once and every original field,
-// and a second injection changes nothing. The Pod read from the parts
-// admission.Decode finds (metadata, then spec, the one found last open) is
-// the Pod read from the whole.
+// and a second injection changes nothing. The Pod read from its parts,
+// scanned (the one found last open) or found with the index as
+// admission.Decode finds them, is the Pod read from the whole.
 func FuzzInject(f *testing.F) {
 	cases, _ := filepath.Glob(filepath.Join(goldenDir, "*.yaml"))
 	for _, c := range cases {
@@ -32,8 +32,16 @@ func FuzzInject(f *testing.F) {
 			return
 		}
 		parts := jsonscan.OpenMembers(doc, "metadata", "spec")
-		if fromParts, err := PodFromParts(parts[0], parts[1]); err != nil || !reflect.DeepEqual(fromParts, pod) {
+		if fromParts, err := PodFromParts(jsonscan.Indexed{}, parts[0], parts[1]); err != nil || !reflect.DeepEqual(fromParts, pod) {
 			t.Fatalf("from the parts: %+v, %v; from the whole: %+v", fromParts, err, pod)
+		}
+		indexed, err := jsonscan.ValidIndexed(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := indexed.Members(indexed.Root(), "metadata", "spec")
+		if fromIndex, err := PodFromParts(indexed, indexed.Bytes(at[0]), indexed.Bytes(at[1])); err != nil || !reflect.DeepEqual(fromIndex, pod) {
+			t.Fatalf("from the indexed parts: %+v, %v; from the whole: %+v", fromIndex, err, pod)
 		}
 		res := Inject(Params{Pod: pod, Policies: set.Policies})
 		patched := applyPatch(t, doc, res.Patch)

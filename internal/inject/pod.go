@@ -50,13 +50,14 @@ func PodFromEncodedJSON(raw []byte) (*Pod, error) {
 		return nil, fmt.Errorf("cannot read pod: want an object, got %s", t)
 	}
 	top := jsonscan.OpenMembers(raw, "spec", "metadata") // spec usually last: read, not skipped
-	return PodFromParts(top[1], top[0])
+	return PodFromParts(jsonscan.Indexed{}, top[1], top[0])
 }
 
 // PodFromParts is PodFromEncodedJSON for a Pod whose metadata and spec
 // have been found already (admission.Request.ObjectParts): either may run on
-// past its value, to the end of the Pod.
-func PodFromParts(metadata, spec []byte) (*Pod, error) {
+// past its value, to the end of the Pod. When they are slices of doc, its
+// index skips what lies between the members read; the zero doc scans.
+func PodFromParts(doc jsonscan.Indexed, metadata, spec []byte) (*Pod, error) {
 	pod := &Pod{}
 	for _, f := range []struct {
 		key string
@@ -71,13 +72,12 @@ func PodFromParts(metadata, spec []byte) (*Pod, error) {
 			*f.has = true
 		}
 	}
-	// Open: the annotations are read member by member, not skipped first.
-	if err := pod.readAnnotations(jsonscan.OpenMembers(metadata, "annotations")[0]); err != nil {
+	if err := pod.readAnnotations(doc.MembersOf(metadata, "annotations")[0]); err != nil {
 		return nil, err
 	}
 	fields := [...]string{"initContainers", "containers", "ephemeralContainers", "volumes", "imagePullSecrets"}
 	dsts := [...]*[]Named{&pod.InitContainers, &pod.Containers, &pod.EphemeralContainers, &pod.Volumes, &pod.ImagePullSecrets}
-	for n, list := range jsonscan.Members(spec, fields[:]...) {
+	for n, list := range doc.MembersOf(spec, fields[:]...) {
 		t := jsonscan.TypeOf(list)
 		if t == fastjson.TypeNull {
 			continue
@@ -85,11 +85,11 @@ func PodFromParts(metadata, spec []byte) (*Pod, error) {
 		if t != fastjson.TypeArray {
 			return nil, fmt.Errorf("cannot read pod: spec.%s must be a list, got %s", fields[n], t)
 		}
-		for i, it := range jsonscan.Elements(list) {
+		for i, it := range doc.ElementsOf(list) {
 			if jsonscan.TypeOf(it) != fastjson.TypeObject {
 				return nil, fmt.Errorf("cannot read pod: spec.%s[%d] must be an object", fields[n], i)
 			}
-			name := jsonscan.Member(it, "name")
+			name := doc.MembersOf(it, "name")[0]
 			if jsonscan.TypeOf(name) != fastjson.TypeString {
 				return nil, fmt.Errorf("cannot read pod: spec.%s[%d].name must be a string", fields[n], i)
 			}

@@ -1,0 +1,273 @@
+package jsonscan
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// valid reports whether b is one JSON value, optionally surrounded by
+// whitespace, exactly as encoding/json's Valid does with Go 1.27: the RFC
+// 8259 grammar; no raw control character in a string; invalid UTF-8 and
+// repeated names accepted; at most 10,000 objects and arrays nested
+// (encoding/json's maxNestingDepth). It exists because reviews are
+// validated on every request and encoding/json's general decoder is the
+// slower one (BenchmarkValid); FuzzValid holds the two to the same answer.
+//
+// It never recurses: open objects and arrays are a stack of bits.
+func valid(b []byte) bool { return validIndex(b, nil) }
+
+// validIndex is valid, and when x is not nil it also indexes b into x, as
+// NewIndex would (where each object and array ends, the depth), in the
+// same pass.
+func validIndex(b []byte, x *Index) bool {
+	var stack bitStack // set: an object
+	var open []int32   // with x: the positions in x.starts of the open ones
+	i := skipSpace(b, 0)
+	for {
+		// A value starts at b[i].
+		if i >= len(b) {
+			return false
+		}
+		switch b[i] {
+		case '{', '[':
+			if stack.n >= maxNesting {
+				return false
+			}
+			object, at := b[i] == '{', i
+			i = skipSpace(b, i+1)
+			if x != nil {
+				x.starts, x.ends = append(x.starts, int32(at)), append(x.ends, int32(i+1))
+				x.depth = max(x.depth, stack.n+1)
+			}
+			if i < len(b) && b[i] == closer(object) {
+				i++
+				break
+			}
+			stack.push(object)
+			if x != nil {
+				open = append(open, int32(len(x.starts)-1))
+				x.depth = max(x.depth, stack.n+1)
+			}
+			if object {
+				if i = memberName(b, i); i < 0 {
+					return false
+				}
+			}
+			continue
+		case '"':
+			if i = stringEnd(b, i); i < 0 {
+				return false
+			}
+		case 't':
+			if i = literal(b, i, "true"); i < 0 {
+				return false
+			}
+		case 'f':
+			if i = literal(b, i, "false"); i < 0 {
+				return false
+			}
+		case 'n':
+			if i = literal(b, i, "null"); i < 0 {
+				return false
+			}
+		default:
+			if i = numberEnd(b, i); i < 0 {
+				return false
+			}
+		}
+		// A value ended before b[i]: a comma and the next value, or the
+		// end of open objects and arrays, or of the input.
+		for {
+			i = skipSpace(b, i)
+			if stack.n == 0 {
+				return i == len(b)
+			}
+			if i >= len(b) {
+				return false
+			}
+			object := stack.top()
+			if b[i] == closer(object) {
+				stack.pop()
+				i++
+				if x != nil {
+					x.ends[open[len(open)-1]] = int32(i)
+					open = open[:len(open)-1]
+				}
+				continue
+			}
+			if b[i] != ',' {
+				return false
+			}
+			i = skipSpace(b, i+1)
+			if object {
+				if i = memberName(b, i); i < 0 {
+					return false
+				}
+			}
+			break
+		}
+	}
+}
+
+// maxNesting is encoding/json's maxNestingDepth.
+const maxNesting = 10000
+
+func closer(object bool) byte {
+	if object {
+		return '}'
+	}
+	return ']'
+}
+
+// memberName reads a member's name and colon at b[i] and returns where its
+// value starts (spaces skipped), -1 if they are not there.
+func memberName(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	if i = stringEnd(b, i); i < 0 {
+		return -1
+	}
+	i = skipSpace(b, i)
+	if i >= len(b) || b[i] != ':' {
+		return -1
+	}
+	return skipSpace(b, i+1)
+}
+
+// stringEnd returns the index just past the string that starts at b[i],
+// -1 if it is not a valid one. Eight bytes at a time it looks for a quote,
+// a backslash or a control character (a byte below 0x20: x-0x20 borrows
+// into its high bit, unless the byte has it set already).
+func stringEnd(b []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	j := i + 1
+	for {
+		for j+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[j:])
+			q, bs := x^(ones*'"'), x^(ones*'\\')
+			m := (q-ones)&^q | (bs-ones)&^bs | (x-ones*0x20)&^x
+			if m &= highs; m != 0 {
+				j += bits.TrailingZeros64(m) / 8
+				break
+			}
+			j += 8
+		}
+		for j < len(b) && b[j] != '"' && b[j] != '\\' && b[j] >= 0x20 {
+			j++
+		}
+		if j >= len(b) {
+			return -1
+		}
+		switch c := b[j]; {
+		case c == '"':
+			return j + 1
+		case c < 0x20:
+			return -1
+		}
+		// An escape.
+		if j+1 >= len(b) {
+			return -1
+		}
+		switch b[j+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			j += 2
+		case 'u':
+			if j+6 > len(b) || !isHex(b[j+2]) || !isHex(b[j+3]) || !isHex(b[j+4]) || !isHex(b[j+5]) {
+				return -1
+			}
+			j += 6
+		default:
+			return -1
+		}
+	}
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// literal returns the index past word at b[i], -1 if it is not there.
+func literal(b []byte, i int, word string) int {
+	if len(b)-i < len(word) || string(b[i:i+len(word)]) != word {
+		return -1
+	}
+	return i + len(word)
+}
+
+// numberEnd returns the index past the number at b[i], -1 if there is
+// none: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func numberEnd(b []byte, i int) int {
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		i = digits(b, i+1)
+	default:
+		return -1
+	}
+	if i < len(b) && b[i] == '.' {
+		j := digits(b, i+1)
+		if j == i+1 {
+			return -1
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(b, i)
+		if j == i {
+			return -1
+		}
+		i = j
+	}
+	return i
+}
+
+func digits(b []byte, i int) int {
+	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// bitStack is a stack of booleans, 64 to a word.
+type bitStack struct {
+	words []uint64
+	first uint64 // the first 64, without allocating
+	n     int
+}
+
+func (s *bitStack) word(k int) *uint64 {
+	if k == 0 {
+		return &s.first
+	}
+	return &s.words[k-1]
+}
+
+func (s *bitStack) push(v bool) {
+	k, bit := s.n/64, uint(s.n%64)
+	if k > 0 && k > len(s.words) {
+		s.words = append(s.words, 0)
+	}
+	w := s.word(k)
+	if v {
+		*w |= 1 << bit
+	} else {
+		*w &^= 1 << bit
+	}
+	s.n++
+}
+
+func (s *bitStack) top() bool {
+	k, bit := (s.n-1)/64, uint((s.n-1)%64)
+	return *s.word(k)&(1<<bit) != 0
+}
+
+func (s *bitStack) pop() { s.n-- }
