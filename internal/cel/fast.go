@@ -96,14 +96,19 @@ func roundedStats(st stats) (uint32, stats, bool) {
 }
 
 // refinedOK tells whether the policy is bounded for st with the values
-// of the variables in done (costBounds), computed for the sizes rounded
-// up to powers of two and memoized.
+// of the variables in done (costBounds): first with their own sizes
+// alone, then with their nested ones too (reading their values costs
+// allocations), each computed for the sizes rounded up to powers of two
+// and memoized.
 func (f *fastPath) refinedOK(p *Program, st stats, done map[string]*varResult) bool {
+	return f.refinedWith(p, st, p.knownSizes(done, false)) || f.refinedWith(p, st, p.knownSizes(done, true))
+}
+
+func (f *fastPath) refinedWith(p *Program, st stats, ks []known) bool {
 	sk, rounded, ok := roundedStats(st)
 	if !ok {
 		return false
 	}
-	ks := p.knownSizes(done)
 	var buf [64]byte
 	key, ok := roundedKnown(ks, append(buf[:0], byte(sk>>16), byte(sk>>8), byte(sk)))
 	if !ok {

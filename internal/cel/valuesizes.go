@@ -21,11 +21,13 @@ type known struct {
 	nested, set bool
 }
 
-// valueSizes are v's known sizes.
-func valueSizes(v ref.Val) known {
+// valueSizes are v's known sizes, its nested ones only if walk.
+func valueSizes(v ref.Val, walk bool) known {
 	k := known{a: own(v), set: true}
-	budget := valueWalkLimit
-	k.a.nc, k.a.ns, k.nested = nestedSizes(v, &budget)
+	if walk {
+		budget := valueWalkLimit
+		k.a.nc, k.a.ns, k.nested = nestedSizes(v, &budget)
+	}
 	return k
 }
 
@@ -42,12 +44,12 @@ func (k known) over(static aval, bounded bool) (aval, bool) {
 }
 
 // knownSizes are the known sizes of the variables evaluated without error
-// in done, by the program's variables' order.
-func (p *Program) knownSizes(done map[string]*varResult) []known {
+// in done, by the program's variables' order, nested ones only if walk.
+func (p *Program) knownSizes(done map[string]*varResult, walk bool) []known {
 	out := make([]known, len(p.variables))
 	for i, v := range p.variables {
 		if r := done[v.name]; r != nil && r.err == nil && !r.noDetail && !r.noCost && r.val != nil {
-			out[i] = valueSizes(r.val)
+			out[i] = valueSizes(r.val, walk)
 		}
 	}
 	return out
