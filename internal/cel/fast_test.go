@@ -102,8 +102,14 @@ func addingPod(t *testing.T, os, add string) func() *cel.Input {
 		containers = append(containers, map[string]any{"name": fmt.Sprintf("c%d", i), "image": "registry.example.com/app:1.0",
 			"securityContext": map[string]any{"capabilities": map[string]any{"drop": []any{"ALL"}, "add": adds}}})
 	}
-	js, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "adding", "namespace": "shop"},
+	return jsonPodInput(t, map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "adding", "namespace": "shop"},
 		"spec": map[string]any{"os": map[string]any{"name": os}, "containers": containers}})
+}
+
+// jsonPodInput is the input of a Pod with its JSON, from which its sizes
+// are scanned.
+func jsonPodInput(t testing.TB, pod map[string]any) func() *cel.Input {
+	js, err := json.Marshal(pod)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,18 +139,9 @@ func largePod(t *testing.T) func() *cel.Input {
 		annotations[fmt.Sprintf("container.apparmor.security.beta.kubernetes.io/c%d", i+1)] = "localhost/" + strings.Repeat("x", 100*i)
 		annotations[fmt.Sprintf("example.com/a%d", i)] = strings.Repeat("y", 100*i)
 	}
-	js, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Pod",
+	return jsonPodInput(t, map[string]any{"apiVersion": "v1", "kind": "Pod",
 		"metadata": map[string]any{"name": "large", "namespace": "shop", "annotations": annotations, "labels": map[string]any{"app": "x"}},
 		"spec":     map[string]any{"containers": containers, "initContainers": containers[:20], "ephemeralContainers": containers[20:], "volumes": volumes}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := podInput(t, js)
-	return func() *cel.Input {
-		i := in()
-		i.ObjectJSON = js
-		return i
-	}
 }
 
 // TestFastPathTaken: on the captured Pod, the fast path decides every
