@@ -11,10 +11,15 @@ import (
 type activation struct {
 	r         *review
 	variables any
+	// offPath: an untracked evaluation under it left what the bound
+	// assumes (guard.go).
+	offPath bool
 }
 
 func (a *activation) ResolveName(name string) (any, bool) {
 	switch name {
+	case offPathName:
+		return a, true
 	case plugincel.ObjectVarName:
 		return a.r.object, true
 	case plugincel.OldObjectVarName:

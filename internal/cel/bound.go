@@ -27,7 +27,10 @@ import (
 // plan steps can cost at most, generously (2 per selection, ceil(x) as
 // x+1, strings' bytes as 4 per code point), for a whitelist of node kinds
 // and functions whose charge it knows; anything else has no bound, and
-// the policy then always takes the tracked path. Each value carries upper
+// the policy then always takes the tracked path. A call that may dispatch
+// to overloads of different charges is charged the most of them, except
+// indexOf and lastIndexOf on a receiver of unknown type, charged as on a
+// string where the fast path evaluates the receiver guarded (guard.go). Each value carries upper
 // bounds of its own size (as a list or map, as a string) and of the size
 // of any value nested in it, so the size of an argument is bounded
 // wherever a charge depends on it. A comprehension runs at most as many
@@ -84,6 +87,10 @@ type analyzer struct {
 	vars               map[string]aval
 	scope              []binding
 	ok                 bool
+	// guarded: the expression is evaluated with its receivers guarded
+	// (guard.go), so a guardable call is charged as on a string; guard:
+	// the bound did so.
+	guarded, guard bool
 }
 
 func newAnalyzer(st stats) *analyzer {
@@ -120,7 +127,7 @@ type binding struct {
 
 // bound is expression e's value and cost bounds, ok false when it has none.
 func (z *analyzer) bound(a *celast.AST) (aval, float64, bool) {
-	z.a, z.ok, z.scope = a, true, z.scope[:0]
+	z.a, z.ok, z.scope, z.guard = a, true, z.scope[:0], false
 	v, c := z.expr(a.Expr())
 	if !z.ok || math.IsNaN(c) || math.IsInf(c, 0) {
 		return aval{}, 0, false
@@ -445,7 +452,11 @@ func (z *analyzer) call(e celast.Expr) (aval, float64) {
 		}
 		return aval{s: arg(0).s}, cost + arg(0).size()/10 + 1
 	case "indexOf", "lastIndexOf":
-		if !prefixed(overloads, "string_") {
+		switch {
+		case prefixed(overloads, "string_"):
+		case z.guarded && guardable(overloads):
+			z.guard = true
+		default:
 			return z.fail()
 		}
 		// CallCost traverses the string's bytes: at most 4 a code point.

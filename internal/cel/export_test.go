@@ -2,6 +2,7 @@ package cel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/google/cel-go/common/types"
@@ -26,7 +27,9 @@ type Check struct {
 	Bounded, Compared int
 	// Qualifies: the policy's bound holds for the input's sizes.
 	Qualifies bool
-	Problems  []string
+	// Refined counts the refined bounds checked.
+	Refined  int
+	Problems []string
 	// Tightest is the least bound / cost of the expressions that cost
 	// something (0 when none).
 	Tightest float64
@@ -36,7 +39,10 @@ type Check struct {
 // in with the tracked programs, and requires: each bound (where given) at
 // least the actual cost, the policy's total bound at least the total
 // charged, and the untracked program's value and error the tracked one's
-// (where the tracked one stayed under the per-call limit).
+// (where the tracked one stayed under the per-call limit). The bounds are
+// checked as the stats give them, and refined (costBounds with values)
+// with the values of the variables the untracked rules evaluate, as the
+// fast path refines them, and with every variable's value.
 func (p *Program) CheckFast(ctx context.Context, in *Input) Check {
 	var out Check
 	if p.fast == nil {
@@ -47,8 +53,8 @@ func (p *Program) CheckFast(ctx context.Context, in *Input) Check {
 		out.Problems = append(out.Problems, "no stats")
 		return out
 	}
-	b := p.costBounds(st)
-	out.Qualifies = b.ok && p.fast.qualifies(p, st)
+	b := p.costBounds(st, nil)
+	out.Qualifies = b.ok && p.fast.qualifies(p, st) == bounded
 	r := in.values()
 	if r.err != nil {
 		return out
@@ -56,26 +62,28 @@ func (p *Program) CheckFast(ctx context.Context, in *Input) Check {
 	tracked := &policyEval{ctx: ctx, p: p, r: r, done: map[string]*varResult{}, shared: map[string]*varResult{}}
 	fast := &policyEval{ctx: ctx, p: p, r: r, done: map[string]*varResult{}, shared: map[string]*varResult{}, untracked: true}
 	tc, fc := tracked.newContext(), fast.newContext()
-	var total float64
-	allBounded := true
-	check := func(what string, bound float64, cost uint64, times float64, val ref.Val, err error, fastEval func() (ref.Val, error)) {
-		total += times * float64(cost)
-		if bound < 0 {
-			allBounded = false
-		} else {
-			out.Bounded++
-			if r := bound / float64(cost); cost > 0 && (out.Tightest == 0 || r < out.Tightest) {
-				out.Tightest = r
-			}
-			if float64(cost) > bound {
-				out.Problems = append(out.Problems, fmt.Sprintf("%s: cost %d over its bound %.0f (stats %+v)", what, cost, bound, st))
-			}
-		}
+	// The rules alone, untracked, as the fast path runs them.
+	rulesOnly := &policyEval{ctx: ctx, p: p, r: r, untracked: true, shared: map[string]*varResult{}}
+	rc := rulesOnly.newContext()
+	for _, u := range p.fast.rules {
+		_, _ = u.eval(rc.act)
+	}
+	type charged struct {
+		what  string
+		cost  uint64
+		times float64
+		bound func(policyBounds) float64
+	}
+	var costs []charged
+	compare := func(what string, cost uint64, val ref.Val, err error, fastEval func() (ref.Val, error)) {
 		if cost > 1000000 || err != nil && err.Error() == "operation cancelled: actual cost limit exceeded" {
 			return
 		}
-		out.Compared++
 		fv, ferr := fastEval()
+		if errors.Is(ferr, errOffPath) {
+			return // the fast path leaves: no value to compare
+		}
+		out.Compared++
 		if !sameResult(val, err, fv, ferr) {
 			out.Problems = append(out.Problems, fmt.Sprintf("%s: untracked gives %v, %v; tracked %v, %v", what, fv, ferr, val, err))
 		}
@@ -83,7 +91,9 @@ func (p *Program) CheckFast(ctx context.Context, in *Input) Check {
 	for _, v := range p.variables {
 		tc.resolve(v)
 		res := tracked.done[v.name]
-		check("variable "+v.name, b.vars[v.name], uint64(res.cost), 2, res.val, res.err, func() (ref.Val, error) {
+		name := v.name
+		costs = append(costs, charged{"variable " + name, uint64(res.cost), 2, func(b policyBounds) float64 { return b.vars[name] }})
+		compare("variable "+name, uint64(res.cost), res.val, res.err, func() (ref.Val, error) {
 			fc.resolve(v)
 			f := fast.done[v.name]
 			return f.val, f.err
@@ -92,7 +102,8 @@ func (p *Program) CheckFast(ctx context.Context, in *Input) Check {
 	for i, res := range p.rules {
 		val, det, err := res.Program.ContextEval(ctx, tc.act)
 		u := p.fast.rules[i]
-		check(fmt.Sprintf("rule %d", i), b.rules[i], *det.ActualCost(), 1, val, err, func() (ref.Val, error) { return u.eval(fc.act) })
+		costs = append(costs, charged{fmt.Sprintf("rule %d", i), *det.ActualCost(), 1, func(b policyBounds) float64 { return b.rules[i] }})
+		compare(fmt.Sprintf("rule %d", i), *det.ActualCost(), val, err, func() (ref.Val, error) { return u.eval(fc.act) })
 	}
 	for i, res := range p.messages {
 		if res.Program == nil {
@@ -100,10 +111,45 @@ func (p *Program) CheckFast(ctx context.Context, in *Input) Check {
 		}
 		val, det, err := res.Program.ContextEval(ctx, tc.act)
 		u := p.fast.messages[i]
-		check(fmt.Sprintf("message %d", i), b.messages[i], *det.ActualCost(), 1, val, err, func() (ref.Val, error) { return u.eval(fc.act) })
+		costs = append(costs, charged{fmt.Sprintf("message %d", i), *det.ActualCost(), 1, func(b policyBounds) float64 { return b.messages[i] }})
+		compare(fmt.Sprintf("message %d", i), *det.ActualCost(), val, err, func() (ref.Val, error) { return u.eval(fc.act) })
 	}
-	if allBounded && total > b.total {
-		out.Problems = append(out.Problems, fmt.Sprintf("total cost %.0f over the policy's bound %.0f", total, b.total))
+	check := func(how string, b policyBounds) {
+		var total float64
+		allBounded := true
+		for _, c := range costs {
+			total += c.times * float64(c.cost)
+			bound := c.bound(b)
+			if bound < 0 {
+				allBounded = false
+				continue
+			}
+			out.Bounded++
+			if r := bound / float64(c.cost); c.cost > 0 && (out.Tightest == 0 || r < out.Tightest) {
+				out.Tightest = r
+			}
+			if float64(c.cost) > bound {
+				out.Problems = append(out.Problems, fmt.Sprintf("%s: cost %d over its %s bound %.0f (stats %+v)", c.what, c.cost, how, bound, st))
+			}
+		}
+		if allBounded && total > b.total {
+			out.Problems = append(out.Problems, fmt.Sprintf("total cost %.0f over the policy's %s bound %.0f", total, how, b.total))
+		}
+	}
+	if fc.act.offPath || rc.act.offPath {
+		// A guarded receiver was not a string: the fast path would leave;
+		// the bounds assume it was.
+		return out
+	}
+	check("static", b)
+	if !rulesOnly.failed {
+		check("refined", p.costBounds(st, p.knownSizes(rulesOnly.done, false)))
+		check("refined and walked", p.costBounds(st, p.knownSizes(rulesOnly.done, true)))
+		out.Refined += 2
+	}
+	if !fast.failed {
+		check("every-value", p.costBounds(st, p.knownSizes(fast.done, true)))
+		out.Refined++
 	}
 	return out
 }

@@ -24,7 +24,11 @@ import (
 // programs give the tracked programs' values. The message expressions,
 // which the validator evaluates even when every rule admits and whose cost
 // counts against the remaining budget, are bounded too (not evaluated: a
-// message only words a denial). In every other case (a rule false or
+// message only words a denial). When the sizes bound the rules and
+// variables but not the message expressions or the whole policy, the
+// rules run untracked and, if all admit, the policy is bounded again with
+// the sizes of the values of the variables they evaluated (costBounds
+// with values). In every other case (a rule false or
 // failing, a variable failing, no bound, sizes too large) the policy is
 // evaluated again on the tracked path from scratch (evaluation is pure),
 // so denials, messages, errors and budget errors are the validator's.
@@ -39,27 +43,92 @@ type fastPath struct {
 	// variables' are on the variables.
 	rules, messages []*untracked
 	// qualified memoizes qualifies by the stats' sizes rounded up to
-	// powers of two (key), each a bool.
+	// powers of two (key), each a verdict.
 	qualified sync.Map
+	// refined memoizes the refined bound's ok by the rounded stats and
+	// variables' sizes (roundedKnown).
+	refinedMu sync.RWMutex
+	refined   map[string]bool
 	// admits counts the evaluations the fast path decided.
 	admits atomic.Int64
 }
 
-// qualifies tells whether the policy's bound holds for st, computed for
-// st's sizes rounded up to powers of two (a bound for larger sizes holds
-// for smaller ones) and memoized.
-func (f *fastPath) qualifies(p *Program, st stats) bool {
+// verdict is what a policy's bound says for some sizes.
+type verdict uint8
+
+const (
+	// unbounded: some variable or rule has no bound under the per-call
+	// share; the rules cannot run untracked.
+	unbounded verdict = iota
+	// rulesBounded: every variable and rule is bounded under the per-call
+	// share, but the message expressions, or the total, are not bounded
+	// under their share by the stats alone: the rules may run untracked,
+	// and the bound is computed again with the sizes of the variables'
+	// values (refined).
+	rulesBounded
+	// bounded: the whole policy is bounded under its shares.
+	bounded
+)
+
+// qualifies is the policy's verdict for st, computed for st's sizes
+// rounded up to powers of two (a bound for larger sizes holds for smaller
+// ones) and memoized.
+func (f *fastPath) qualifies(p *Program, st stats) verdict {
+	key, rounded, ok := roundedStats(st)
+	if !ok {
+		return unbounded
+	}
+	if q, ok := f.qualified.Load(key); ok {
+		return q.(verdict)
+	}
+	q := p.costBounds(rounded, nil).verdict()
+	f.qualified.Store(key, q)
+	return q
+}
+
+// roundedStats are st rounded up to powers of two, and their key.
+func roundedStats(st stats) (uint32, stats, bool) {
 	kl, km, kr := log2Up(st.l), log2Up(st.tm), log2Up(st.tr)
 	if max(kl, km, kr) > 40 {
+		return 0, stats{}, false
+	}
+	return kl<<12 | km<<6 | kr, stats{float64(uint64(1) << kl), float64(uint64(1) << km), float64(uint64(1) << kr)}, true
+}
+
+// refinedOK tells whether the policy is bounded for st with the values
+// of the variables in done (costBounds): first with their own sizes
+// alone, then with their nested ones too (reading their values costs
+// allocations), each computed for the sizes rounded up to powers of two
+// and memoized.
+func (f *fastPath) refinedOK(p *Program, st stats, done map[string]*varResult) bool {
+	return f.refinedWith(p, st, p.knownSizes(done, false)) || f.refinedWith(p, st, p.knownSizes(done, true))
+}
+
+func (f *fastPath) refinedWith(p *Program, st stats, ks []known) bool {
+	sk, rounded, ok := roundedStats(st)
+	if !ok {
 		return false
 	}
-	key := kl<<12 | km<<6 | kr
-	rounded := stats{float64(uint64(1) << kl), float64(uint64(1) << km), float64(uint64(1) << kr)}
-	if q, ok := f.qualified.Load(key); ok {
-		return q.(bool)
+	var buf [64]byte
+	key, ok := roundedKnown(ks, append(buf[:0], byte(sk>>16), byte(sk>>8), byte(sk)))
+	if !ok {
+		return false
 	}
-	q := p.costBounds(rounded).ok
-	f.qualified.Store(key, q)
+	f.refinedMu.RLock()
+	q, found := f.refined[string(key)]
+	f.refinedMu.RUnlock()
+	if found {
+		return q
+	}
+	q = p.costBounds(rounded, ks).ok
+	f.refinedMu.Lock()
+	if f.refined == nil {
+		f.refined = map[string]bool{}
+	}
+	if len(f.refined) < 4096 {
+		f.refined[string(key)] = q
+	}
+	f.refinedMu.Unlock()
 	return q
 }
 
@@ -73,20 +142,38 @@ func log2Up(x float64) uint32 {
 }
 
 // policyBounds are the bounds of a policy's expressions for one stats
-// (-1: none), and whether the policy qualifies for the fast path.
+// (-1: none); run: every variable and rule is bounded under the per-call
+// share; ok: the whole policy qualifies for the fast path.
 type policyBounds struct {
 	vars            map[string]float64
 	rules, messages []float64
 	total           float64
-	ok              bool
+	run, ok         bool
+}
+
+func (b policyBounds) verdict() verdict {
+	switch {
+	case b.ok:
+		return bounded
+	case b.run:
+		return rulesBounded
+	}
+	return unbounded
 }
 
 // costBounds bounds every expression of the program for st. Each
 // variable is charged twice: once in the rules' context, once in the
-// message expressions'.
-func (p *Program) costBounds(st stats) policyBounds {
+// message expressions', where the apiserver evaluates it again.
+//
+// known, when not nil, are the sizes of the values of variables already
+// evaluated on this review (untracked, knownSizes): they replace the
+// bounds of those values in what reads them. Their costs are still bounded, as the
+// apiserver's evaluations of them in either context are charged; only
+// their values are known, and evaluation is pure: the tracked programs
+// give the same values, of the same sizes.
+func (p *Program) costBounds(st stats, known []known) policyBounds {
 	f := p.fast
-	b := policyBounds{vars: map[string]float64{}, ok: f != nil}
+	b := policyBounds{vars: map[string]float64{}, run: f != nil}
 	if f == nil {
 		return b
 	}
@@ -95,44 +182,62 @@ func (p *Program) costBounds(st stats) policyBounds {
 	// charge bounds one expression, charged times. A message expression
 	// reaching the per-call limit fails alone (its rule keeps its
 	// decision): only its cost counts, against the budget.
-	charge := func(u *untracked, times float64) float64 {
+	messagesOK, messages := true, false
+	charge := func(u *untracked, times float64) (aval, float64, bool) {
 		message := times == 0
 		times = max(times, 1)
-		if u == nil {
-			b.ok = false
-			return -1
+		z.guarded = !message
+		fail := func() {
+			if message {
+				messagesOK = false
+			} else {
+				b.run = false
+			}
 		}
-		_, c, ok := z.bound(u.ast)
+		if u == nil {
+			fail()
+			return aval{}, -1, false
+		}
+		v, c, ok := z.bound(u.ast)
 		if !ok || (c > perCall && !message) {
-			b.ok = false
+			fail()
 		}
 		if !ok {
-			return -1
+			return aval{}, -1, false
 		}
 		b.total += times * c
-		return c
+		return v, c, true
 	}
-	for _, v := range p.variables {
-		b.vars[v.name] = charge(v.untracked, 2)
-		if v.untracked != nil {
-			if val, _, ok := z.bound(v.untracked.ast); ok {
-				z.vars[v.name] = val
-			}
+	// guarded are the variables whose bound holds only when evaluated
+	// guarded, and not evaluated yet: the message expressions' context
+	// evaluates them unguarded.
+	var guarded bool
+	for i, v := range p.variables {
+		val, c, ok := charge(v.untracked, 2)
+		b.vars[v.name] = c
+		if known != nil && known[i].set {
+			val, ok = known[i].over(val, ok)
+		} else if z.guard {
+			guarded = true
+		}
+		if ok {
+			z.vars[v.name] = val
 		}
 	}
 	for _, u := range f.rules {
-		b.rules = append(b.rules, charge(u, 1))
+		_, c, _ := charge(u, 1)
+		b.rules = append(b.rules, c)
 	}
 	for _, u := range f.messages {
 		if u == nil {
 			b.messages = append(b.messages, -1)
 			continue
 		}
-		b.messages = append(b.messages, charge(u, 0))
+		_, c, _ := charge(u, 0)
+		b.messages = append(b.messages, c)
+		messages = true
 	}
-	if b.total > float64(celconfig.RuntimeCELCostBudget)/margin || math.IsNaN(b.total) {
-		b.ok = false
-	}
+	b.ok = b.run && messagesOK && !(guarded && messages) && b.total <= float64(celconfig.RuntimeCELCostBudget)/margin && !math.IsNaN(b.total)
 	return b
 }
 
@@ -143,7 +248,11 @@ func (p *Program) admitsUntracked(ctx context.Context, in *Input) bool {
 		return false
 	}
 	fi := in.fastInput()
-	if !fi.ok || !f.qualifies(p, fi.st) {
+	if !fi.ok {
+		return false
+	}
+	q := f.qualifies(p, fi.st)
+	if q == unbounded {
 		return false
 	}
 	r := in.values()
@@ -154,9 +263,14 @@ func (p *Program) admitsUntracked(ctx context.Context, in *Input) bool {
 	c := e.newContext()
 	for _, u := range f.rules {
 		v, err := u.eval(c.act)
-		if err != nil || e.failed || v != types.True {
+		if err != nil || e.failed || c.act.offPath || v != types.True {
 			return false
 		}
+	}
+	// The message expressions, bounded again with the sizes of the
+	// variables the rules evaluated.
+	if q == rulesBounded && !f.refinedOK(p, fi.st, e.done) {
+		return false
 	}
 	f.admits.Add(1)
 	return true

@@ -36,7 +36,7 @@ func checkFast(t *testing.T, programs []named, name string, in func() *cel.Input
 // charged, and the untracked programs give the tracked programs' values
 // and errors.
 func TestCostBoundHolds(t *testing.T) {
-	all := append(libraryPrograms(t), corpusPrograms(t)...)
+	all := append(append(libraryPrograms(t), corpusPrograms(t)...), refinedPrograms(t)...)
 	var programs, budget []named
 	planned := 0
 	for _, p := range all {
@@ -51,6 +51,11 @@ func TestCostBoundHolds(t *testing.T) {
 	}
 	ins := inputs(t)
 	ins["large Pod"] = largePod(t)
+	for _, os := range []string{"linux", "windows"} {
+		for _, add := range []string{"NET_BIND_SERVICE", "SYS_ADMIN"} {
+			ins[fmt.Sprintf("%s Pod adding %s", os, add)] = addingPod(t, os, add)
+		}
+	}
 	bounded, compared, tightest := checkFast(t, budget, "review-pod-create.json", ins["review-pod-create.json"])
 	for name, in := range ins {
 		b, c, r := checkFast(t, programs, name, in)
@@ -63,6 +68,56 @@ func TestCostBoundHolds(t *testing.T) {
 	t.Logf("%d programs (%d planned untracked): %d bounds checked (the tightest %.2f times the cost), %d results compared", len(programs), planned, bounded, tightest, compared)
 	if bounded == 0 || compared == 0 || planned < len(programs)*9/10 {
 		t.Errorf("want most programs planned (%d of %d), bounds checked (%d) and results compared (%d)", planned, len(programs), bounded, compared)
+	}
+}
+
+// refinedPrograms are policies whose rules admit while the variables
+// their message expressions read are not empty, as the capabilities
+// policies' on Windows Pods (where their rules do not read them).
+func refinedPrograms(t testing.TB) []named {
+	containers := "object.spec.?initContainers.orValue([]) + object.spec.?containers.orValue([]) + object.spec.?ephemeralContainers.orValue([])"
+	bad := "variables.containers.filter(c, c.?securityContext.?capabilities.?add.orValue([]).exists(x, x != 'NET_BIND_SERVICE'))"
+	message := "variables.bad.map(c, '\"' + c.?name.orValue('') + '\"').join(', ') + ' must not add ' + variables.bad.map(c, c.securityContext.capabilities.add.filter(x, x != 'NET_BIND_SERVICE')).flatten().map(x, '\"' + x + '\"').join(', ')"
+	var out []named
+	for _, rule := range []string{"size(variables.bad) <= 1000", "size(variables.containers) >= 0"} {
+		p, errs := cel.Compile(cel.Spec{Name: rule, Variables: []cel.NamedExpression{{Name: "containers", Expression: containers}, {Name: "bad", Expression: bad}},
+			Validations: []cel.Validation{{Expression: rule, MessageExpression: message}}}, field.NewPath("spec"))
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		out = append(out, named{"refined: " + rule, p})
+	}
+	return out
+}
+
+// addingPod is a Pod of the given os of 30 containers, each dropping ALL
+// and adding add 50 times, its sizes scanned from its JSON.
+func addingPod(t *testing.T, os, add string) func() *cel.Input {
+	var containers []any
+	for i := range 30 {
+		adds := make([]any, 50)
+		for j := range adds {
+			adds[j] = add
+		}
+		containers = append(containers, map[string]any{"name": fmt.Sprintf("c%d", i), "image": "registry.example.com/app:1.0",
+			"securityContext": map[string]any{"capabilities": map[string]any{"drop": []any{"ALL"}, "add": adds}}})
+	}
+	return jsonPodInput(t, map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "adding", "namespace": "shop"},
+		"spec": map[string]any{"os": map[string]any{"name": os}, "containers": containers}})
+}
+
+// jsonPodInput is the input of a Pod with its JSON, from which its sizes
+// are scanned.
+func jsonPodInput(t testing.TB, pod map[string]any) func() *cel.Input {
+	js, err := json.Marshal(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := podInput(t, js)
+	return func() *cel.Input {
+		i := in()
+		i.ObjectJSON = js
+		return i
 	}
 }
 
@@ -84,22 +139,13 @@ func largePod(t *testing.T) func() *cel.Input {
 		annotations[fmt.Sprintf("container.apparmor.security.beta.kubernetes.io/c%d", i+1)] = "localhost/" + strings.Repeat("x", 100*i)
 		annotations[fmt.Sprintf("example.com/a%d", i)] = strings.Repeat("y", 100*i)
 	}
-	js, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Pod",
+	return jsonPodInput(t, map[string]any{"apiVersion": "v1", "kind": "Pod",
 		"metadata": map[string]any{"name": "large", "namespace": "shop", "annotations": annotations, "labels": map[string]any{"app": "x"}},
 		"spec":     map[string]any{"containers": containers, "initContainers": containers[:20], "ephemeralContainers": containers[20:], "volumes": volumes}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := podInput(t, js)
-	return func() *cel.Input {
-		i := in()
-		i.ObjectJSON = js
-		return i
-	}
 }
 
-// TestFastPathTaken: on the captured Pod, the fast path decides most
-// library policies that admit it.
+// TestFastPathTaken: on the captured Pod, the fast path decides every
+// library policy that admits it.
 func TestFastPathTaken(t *testing.T) {
 	in := inputs(t)["review-pod-create.json"]()
 	var admitted, fast int
@@ -117,8 +163,8 @@ func TestFastPathTaken(t *testing.T) {
 		}
 	}
 	t.Logf("fast path: %d of %d admitting library policies", fast, admitted)
-	if admitted == 0 || fast*10 < admitted*8 {
-		t.Errorf("the fast path should decide most admitting policies: %d of %d", fast, admitted)
+	if admitted == 0 || fast < admitted {
+		t.Errorf("the fast path should decide every admitting policy: %d of %d", fast, admitted)
 	}
 }
 
@@ -175,4 +221,70 @@ func FuzzCostBoundHolds(f *testing.F) {
 			return in
 		})
 	})
+}
+
+// TestGuardedReceiver: lastIndexOf on a receiver of unknown type is
+// bounded as on a string only where the fast path evaluates it guarded;
+// on a deep list (Kubernetes' list overload, charged a traversal of the
+// whole list) the fast path leaves and the rule fails on the per-call
+// limit as in the apiserver's validator; on a string it admits.
+func TestGuardedReceiver(t *testing.T) {
+	var programs []*cel.Program
+	for _, spec := range []cel.Spec{
+		{Name: "in a rule", Validations: []cel.Validation{
+			{Expression: "object.spec.containers.all(c, c.image.lastIndexOf('/') >= -1)", MessageExpression: "'image ' + object.spec.containers[0].name"},
+		}},
+		{Name: "in a variable", Variables: []cel.NamedExpression{
+			{Name: "found", Expression: "object.spec.containers.filter(c, c.image.lastIndexOf('/') >= -1)"},
+		}, Validations: []cel.Validation{
+			{Expression: "size(variables.found) >= 0", MessageExpression: "variables.found.map(c, c.name).join(', ')"},
+		}},
+	} {
+		p, errs := cel.Compile(spec, field.NewPath("spec"))
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		programs = append(programs, p)
+	}
+	pod := func(image any) []byte {
+		js, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "p"},
+			"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": image}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return js
+	}
+	// 34^4 numbers: each list has at most 34 entries, their traversal
+	// costs more than the per-call limit.
+	deep := any(0)
+	for range 4 {
+		l := make([]any, 34)
+		for i := range l {
+			l[i] = deep
+		}
+		deep = l
+	}
+	for _, c := range []struct {
+		name  string
+		image any
+		fast  bool
+	}{{"string", "registry.example.com/app:1.0", true}, {"deep list", deep, false}} {
+		js := pod(c.image)
+		in := podInput(t, js)
+		for i, p := range programs {
+			before := p.FastAdmits()
+			fast := in()
+			fast.ObjectJSON = js
+			got, want := p.Evaluate(context.Background(), fast), p.EvaluateReference(context.Background(), in())
+			if !sameOutcome(got, want) {
+				t.Errorf("%d on %s: got  %+v\nwant %+v", i, c.name, got, want)
+			}
+			if took := p.FastAdmits() > before; took != c.fast {
+				t.Errorf("%d on %s: fast path taken %v, want %v (outcome %+v)", i, c.name, took, c.fast, want)
+			}
+			if !c.fast && (want.Err == nil || !strings.Contains(want.Err.Error(), "cost")) {
+				t.Errorf("%d on %s: want a cost failure, got %+v", i, c.name, want)
+			}
+		}
+	}
 }

@@ -18,13 +18,14 @@ func addPodSeeds(f *testing.F) {
 	f.Add(^uint64(0), int64(1000), "x", "docker.io/library/nginx:latest")
 	f.Add(uint64(0x5a5a5a5a5a5a5a5a), int64(-1), "", "registry.example.com/app@sha256:0123")
 	f.Add(uint64(0xa5a5a5a5a5a5a5a5), int64(65536), "debug", "")
+	f.Add(uint64(0xc000000200000481), int64(39), "NET_BIND_SERVICE", "SYS_ADMIN") // many adds
 }
 
 // fuzzCorpus is every library and corpus program but budget.yaml's
-// (each costs a second), loaded once.
+// (each costs a second), and refinedPrograms, loaded once.
 func fuzzCorpus(t testing.TB) []named {
 	fuzzOnce.Do(func() {
-		for _, p := range append(libraryPrograms(t), corpusPrograms(t)...) {
+		for _, p := range append(append(libraryPrograms(t), corpusPrograms(t)...), refinedPrograms(t)...) {
 			if !strings.HasPrefix(p.name, "budget.yaml: ") {
 				fuzzPrograms = append(fuzzPrograms, p)
 			}
@@ -67,7 +68,13 @@ func generatedPod(bits uint64, n int64, name, image string) map[string]any {
 		sc["runAsUser"] = n
 	}
 	if bit(7) {
-		sc["capabilities"] = map[string]any{"drop": []any{pick(8, "ALL", "NET_RAW", name)}, "add": []any{pick(10, "NET_BIND_SERVICE", "SYS_ADMIN", name)}}
+		add := []any{pick(10, "NET_BIND_SERVICE", "SYS_ADMIN", name)}
+		if bit(62) { // many: what the capabilities policies' messages list
+			for range (n%40+40)%40 + 1 {
+				add = append(add, pick(63, "NET_BIND_SERVICE", image))
+			}
+		}
+		sc["capabilities"] = map[string]any{"drop": []any{pick(8, "ALL", "NET_RAW", name)}, "add": add}
 	}
 	if bit(12) {
 		sc["seccompProfile"] = map[string]any{"type": pick(13, "RuntimeDefault", "Localhost", "Unconfined", name)}

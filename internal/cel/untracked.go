@@ -24,7 +24,9 @@ import (
 // cel-go's API); untrack, applied last, clears that one flag. Its values
 // and errors are the tracked program's, except that it never runs out of
 // cost: the fast path uses it only where a bound (bound.go) proves no
-// limit can be reached.
+// limit can be reached. Receivers of calls that the bound charges only
+// for a string are guarded (guard.go): it must be evaluated under an
+// activation, which they mark when not a string.
 type untracked struct {
 	ast  *celast.AST
 	prog cel.Program
@@ -48,7 +50,7 @@ func untrackedOf(prog cel.Program, text string) (*untracked, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := env.Program(checked, cel.InterruptCheckFrequency(celconfig.CheckFrequency), untrack)
+	p, err := env.Program(checked, cel.InterruptCheckFrequency(celconfig.CheckFrequency), cel.CustomDecoratorV2(guardReceivers(checked.NativeRep())), untrack)
 	if err != nil {
 		return nil, err
 	}

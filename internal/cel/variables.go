@@ -143,9 +143,17 @@ func (c *varContext) evaluate(v *variable) *varResult {
 			c.rec = saved
 			return &varResult{val: types.NewErr("variable %q has no untracked program", v.name), noDetail: true}
 		}
+		before := c.act.offPath
+		c.act.offPath = false
 		val, err := v.untracked.eval(c.act)
 		c.rec = saved
 		res := &varResult{val: val, err: err, deps: deps}
+		if c.act.offPath {
+			// Its bound does not hold: whatever reads it, in any policy
+			// sharing it, leaves the fast path.
+			res.err = errOffPath
+		}
+		c.act.offPath = c.act.offPath || before
 		if v.independent && len(deps) == 0 {
 			c.e.shared[v.result.ExpressionAccessor.GetExpression()] = res
 		}
