@@ -64,6 +64,7 @@ fuzz-short: ## Each fuzz target for $(FUZZTIME) inputs; failures are saved under
 	$(GO) test -run XXX -fuzz FuzzEvaluateAsReference -fuzztime $(FUZZTIME) ./internal/cel
 	$(GO) test -run XXX -fuzz FuzzLazyValues -fuzztime $(FUZZTIME) ./internal/cel
 	$(GO) test -run XXX -fuzz FuzzCostBoundHolds -fuzztime $(FUZZTIME) ./internal/cel
+	$(GO) test -run XXX -fuzz FuzzTemplateFromJSON -fuzztime $(FUZZTIME) ./internal/engine
 
 # hack/checkfiles fails on any file tracked in git (git ls-files, as staged)
 # that is a compiled executable or larger than 1 MiB. Executable means the

@@ -25,6 +25,8 @@ import (
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/cel/environment"
+
+	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 )
 
 // Spec is the CEL part of a policy.
@@ -232,6 +234,15 @@ func (in *Input) As(obj, old runtime.Object, kind schema.GroupVersionKind, resou
 	return &out
 }
 
+// AsJSON is As for objects given as JSON (validated, as a review's; nil
+// for none), which the evaluation reads as it reads a review's: Check
+// the copy first.
+func (in *Input) AsJSON(obj, old []byte, kind schema.GroupVersionKind, resource schema.GroupVersionResource) *Input {
+	out := in.As(nil, nil, kind, resource)
+	out.ObjectJSON, out.OldObjectJSON = obj, old
+	return out
+}
+
 // Check reads ObjectJSON and OldObjectJSON once, for where their objects
 // and arrays end (which the evaluation then reads them by), and returns the
 // error decoding them would return (ObjectFromJSON's: not an object, or
@@ -246,6 +257,18 @@ func (in *Input) Check() error {
 		}
 	}
 	return in.docsErr
+}
+
+// Indexes are the indexes Check made of ObjectJSON and OldObjectJSON, nil
+// for those it did not (no bytes, refused, or not checked yet).
+func (in *Input) Indexes() (obj, old *jsonscan.Index) {
+	var x [2]*jsonscan.Index
+	for i, d := range in.docs {
+		if d != nil {
+			x[i] = d.index
+		}
+	}
+	return x[0], x[1]
 }
 
 // Objects returns Object and OldObject, decoding on first use those the

@@ -54,13 +54,16 @@ import (
 // A review is evaluated by one goroutine: nodes cache without locks.
 
 // document is an object of the review as JSON, and where its objects and
-// arrays end, so that reading one level skips the levels below it.
+// arrays end, so that reading one level skips the levels below it; and its
+// sizes, for the fast path, read by the same pass.
 type document struct {
 	raw   []byte
 	index *jsonscan.Index
+	sizes stats
 }
 
-// newDocument reads the shape of raw, validated JSON, once; the error is
+// newDocument reads the shape and sizes of raw, validated JSON, once
+// (jsonscan.NewIndex; metadata's strings apart, as stats has them); the error is
 // the one ObjectFromJSON would return: raw is no object, or one nested
 // deeper than fastjson reads (its MaxDepth, the one limit it puts on valid
 // JSON). Nil for no bytes, which is no object.
@@ -68,7 +71,9 @@ func newDocument(raw []byte) (*document, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	d := &document{raw: raw, index: jsonscan.NewIndex(raw)}
+	x := jsonscan.NewIndex(raw, "metadata")
+	sz, _ := x.Sizes() // NewIndex reads them
+	d := &document{raw: raw, index: x, sizes: stats{l: float64(sz.Entries), tm: float64(sz.Apart), tr: float64(sz.Strings)}}
 	if jsonscan.TypeOf(raw) != fastjson.TypeObject || d.index.Depth() > fastjson.MaxDepth {
 		_, err := RuntimeObject(raw)
 		return nil, err

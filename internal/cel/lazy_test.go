@@ -87,10 +87,11 @@ func FuzzLazyValues(f *testing.F) {
 		if _, got := newDocument(doc); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("newDocument: %v, ObjectFromJSON: %v", got, want)
 		}
-		if want != nil || len(doc) == 0 || jsonscan.NewIndex(doc).Depth() > maxFuzzDepth {
+		if want != nil || len(doc) == 0 || jsonscan.NewIndex(doc, "").Depth() > maxFuzzDepth {
 			return
 		}
 		compareLazy(t, doc)
+		checkSizes(t, doc)
 	})
 }
 

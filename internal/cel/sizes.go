@@ -1,12 +1,9 @@
 package cel
 
 import (
-	"encoding/json"
-
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 )
 
 // inputStats are the review's sizes (stats) for the bound: the largest
@@ -15,14 +12,19 @@ import (
 // read from (then no fast path).
 func inputStats(in *Input) (stats, bool) {
 	var st stats
-	for _, o := range []struct {
+	if (in.ObjectJSON != nil || in.OldObjectJSON != nil) && in.Check() != nil {
+		return stats{}, false // evaluating fails
+	}
+	for i, o := range []struct {
 		raw []byte
 		obj runtime.Object
 	}{{in.ObjectJSON, in.Object}, {in.OldObjectJSON, in.OldObject}} {
 		var s stats
 		switch u, isU := o.obj.(*unstructured.Unstructured); {
 		case o.raw != nil:
-			s = jsonStats(o.raw)
+			if d := in.docs[i]; d != nil { // the sizes Check read
+				s = d.sizes
+			}
 		case o.obj == nil:
 		case isU && u != nil:
 			s = objectStats(u.Object)
@@ -33,15 +35,44 @@ func inputStats(in *Input) (stats, bool) {
 	}
 	st = maxStats(st, requestStats(in))
 	if in.NamespaceObject != nil {
-		// Every string, list and map of the namespace takes at least as
-		// many bytes of its JSON as it has code points or entries.
-		b, err := json.Marshal(in.NamespaceObject)
-		if err != nil {
-			return stats{}, false
-		}
-		st = maxStats(st, stats{l: float64(len(b)), tr: float64(len(b))})
+		st = maxStats(st, namespaceStats(in.NamespaceObject))
 	}
 	return st, true
+}
+
+// namespaceStats bound namespaceObject, the fields of the namespace the
+// apiserver's CreateNamespaceObject copies: fewer than 32 fields a level,
+// named in fewer than 64 bytes; numbers and timestamps (RFC 3339), shorter
+// than 64 bytes as strings; the names, labels, annotations, finalizers,
+// phase and conditions, walked. A string's code points are at most its
+// bytes.
+func namespaceStats(ns *corev1.Namespace) stats {
+	st := stats{l: 32, tr: 64}
+	str := func(ss ...string) {
+		for _, s := range ss {
+			st.tr = max(st.tr, float64(len(s)))
+		}
+	}
+	n := func(l int) { st.l = max(st.l, float64(l)) }
+	m := &ns.ObjectMeta
+	str(m.Name, m.GenerateName, m.Namespace, string(m.UID), m.ResourceVersion, string(ns.Status.Phase))
+	for _, kv := range []map[string]string{m.Labels, m.Annotations} {
+		n(len(kv))
+		for k, v := range kv {
+			str(k, v)
+		}
+	}
+	n(len(m.Finalizers))
+	str(m.Finalizers...)
+	n(len(ns.Spec.Finalizers))
+	for _, f := range ns.Spec.Finalizers {
+		str(string(f))
+	}
+	n(len(ns.Status.Conditions))
+	for _, c := range ns.Status.Conditions {
+		str(string(c.Type), string(c.Status), c.Reason, c.Message)
+	}
+	return st
 }
 
 // objectStats are the sizes of an unstructured object, metadata apart.
@@ -105,68 +136,4 @@ func walkStats(v any, l, t *float64) {
 	case string:
 		*t = max(*t, float64(len(x)))
 	}
-}
-
-// jsonStats reads the sizes of a validated JSON object without
-// allocating: a container's entries are one more than its commas at its
-// depth when it has any; a string's code points are at most its bytes
-// between quotes (escapes only lengthen). The strings in the value of a
-// top-level member named metadata (compared unescaped) go to tm, the others
-// to tr. Deeper than it counts, every size is bounded by the length of the
-// JSON.
-func jsonStats(b []byte) stats {
-	var counts [64]float64
-	var st stats
-	depth := 0
-	keyNext, inMeta := false, false
-	mark := func() {
-		if depth > 0 && counts[depth-1] == 0 {
-			counts[depth-1] = 1
-		}
-	}
-	for i := 0; i < len(b); i++ {
-		switch c := b[i]; c {
-		case '"':
-			mark()
-			j := jsonscan.StringEnd(b, i) - 1 // the closing quote
-			n := float64(j - i - 1)
-			if depth == 1 && keyNext {
-				keyNext = false
-				inMeta = j > i && jsonscan.KeyIs(b[i:j+1], "metadata")
-				st.tr = max(st.tr, n)
-			} else if inMeta {
-				st.tm = max(st.tm, n)
-			} else {
-				st.tr = max(st.tr, n)
-			}
-			i = j
-		case '{', '[':
-			mark()
-			if depth == len(counts) {
-				n := float64(len(b))
-				return stats{n, n, n}
-			}
-			counts[depth] = 0
-			depth++
-			if depth == 1 {
-				keyNext = c == '{'
-			}
-		case '}', ']':
-			if depth > 0 {
-				depth--
-				st.l = max(st.l, counts[depth])
-			}
-		case ',':
-			if depth > 0 {
-				counts[depth-1]++
-			}
-			if depth == 1 {
-				keyNext = true
-			}
-		case ' ', '\t', '\n', '\r', ':':
-		default:
-			mark()
-		}
-	}
-	return st
 }

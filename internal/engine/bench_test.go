@@ -2,9 +2,12 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/benchpolicies"
@@ -25,12 +28,46 @@ func capturedPod(tb testing.TB) *admission.Request {
 	return &review.Request
 }
 
+// capturedDeployment is a Deployment CREATE review whose Pod template is
+// the captured Pod's labels, annotations and spec, as hack/bench's
+// Deployment row.
+func capturedDeployment(tb testing.TB) *admission.Request {
+	tb.Helper()
+	req := capturedPod(tb)
+	var pod map[string]any
+	if err := json.Unmarshal(req.Object(), &pod); err != nil {
+		tb.Fatal(err)
+	}
+	meta := pod["metadata"].(map[string]any)
+	dep, err := json.Marshal(map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "checkout", "namespace": meta["namespace"], "labels": meta["labels"]},
+		"spec": map[string]any{
+			"replicas": 3,
+			"selector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "checkout"}},
+			"template": map[string]any{"metadata": map[string]any{"labels": meta["labels"], "annotations": meta["annotations"]}, "spec": pod["spec"]},
+		},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Kind = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+	req.Resource = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	req.Name = "checkout"
+	req.SetObjects(dep, nil)
+	return req
+}
+
 // benchGroup reviews the captured Pod against the set's one group.
 func benchGroup(b *testing.B, set *policy.Set, err error) {
+	benchRequest(b, set, err, capturedPod(b))
+}
+
+// benchRequest reviews req against the set's one group.
+func benchRequest(b *testing.B, set *policy.Set, err error, req *admission.Request) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := capturedPod(b)
 	g := set.Groups[0]
 	e := New(set, Options{})
 	b.ReportMetric(float64(len(g.Policies)), "policies")
@@ -51,6 +88,14 @@ func BenchmarkLibraryPod(b *testing.B) {
 func BenchmarkTwenty(b *testing.B) {
 	set, err := benchpolicies.Twenty("../..")
 	benchGroup(b, set, err)
+}
+
+// BenchmarkTwentyDeployment is make bench's 20-policy group on a
+// Deployment whose template is the captured Pod (capturedDeployment): the
+// policies check the Pod template.
+func BenchmarkTwentyDeployment(b *testing.B) {
+	set, err := benchpolicies.Twenty("../..")
+	benchRequest(b, set, err, capturedDeployment(b))
 }
 
 // BenchmarkPolicies is the cost of each additional simple CEL policy: 1,

@@ -1,10 +1,7 @@
 package engine
 
 import (
-	"errors"
-
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/authentication/user"
 
@@ -75,63 +72,4 @@ func inputOf(req *admission.Request, ns *corev1.Namespace) *cel.Input {
 		User:            &user.DefaultInfo{Name: req.UserInfo.Username, UID: req.UserInfo.UID, Groups: req.UserInfo.Groups},
 		NamespaceObject: ns,
 	}
-}
-
-// template is a Pod controller's Pod template, seen as the Pod it makes.
-type template struct {
-	labels   map[string]string
-	celInput *cel.Input
-}
-
-var errNoTemplate = errors.New("the object has no pod template")
-
-// podTemplate turns a Deployment, ReplicaSet, StatefulSet, DaemonSet, Job,
-// ReplicationController (spec.template) or CronJob (spec.jobTemplate.spec.template) into a Pod
-// with the template's metadata and spec, named after the controller.
-func (in *input) podTemplate(req *admission.Request, ns *corev1.Namespace) (*template, error) {
-	if in.tmpl != nil {
-		return in.tmpl, nil
-	}
-	base, err := in.cel(req, ns)
-	if err != nil {
-		return nil, err
-	}
-	obj, old, err := base.Objects()
-	if err != nil {
-		return nil, err
-	}
-	pod, err := podOf(obj)
-	if err != nil {
-		return nil, err
-	}
-	oldPod, _ := podOf(old)
-	ci := base.As(pod, oldPod, corev1.SchemeGroupVersion.WithKind("Pod"), corev1.SchemeGroupVersion.WithResource("pods"))
-	var labels map[string]string
-	if pod != nil {
-		labels = pod.(*unstructured.Unstructured).GetLabels()
-	}
-	in.tmpl = &template{labels: labels, celInput: ci}
-	return in.tmpl, nil
-}
-
-func podOf(obj runtime.Object) (runtime.Object, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok || u == nil {
-		return nil, nil
-	}
-	path := []string{"spec", "template"}
-	if u.GetKind() == "CronJob" {
-		path = []string{"spec", "jobTemplate", "spec", "template"}
-	}
-	tmpl, found, err := unstructured.NestedMap(u.Object, path...)
-	if err != nil || !found {
-		return nil, errNoTemplate
-	}
-	meta, _, _ := unstructured.NestedMap(tmpl, "metadata")
-	if meta == nil {
-		meta = map[string]any{}
-	}
-	meta["name"], meta["namespace"] = u.GetName(), u.GetNamespace()
-	spec, _, _ := unstructured.NestedMap(tmpl, "spec")
-	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}}, nil
 }

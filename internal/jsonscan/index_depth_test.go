@@ -17,7 +17,7 @@ func TestDepth(t *testing.T) {
 		{`1`, 1}, {`"[{"`, 1}, {`[]`, 1}, {`{}`, 1}, {` [ ] `, 1}, {`[1]`, 2}, {`[[]]`, 2}, {`[[1]]`, 3},
 		{`{"a":{}}`, 2}, {`{"a":{"b":[ ]},"c":"}}{{"}`, 3}, {`{"a\"{":[{"b":null}]}`, 4}, {`[[],[[1]],{}]`, 4},
 	} {
-		if got := NewIndex([]byte(tt.doc)).Depth(); got != tt.want {
+		if got := NewIndex([]byte(tt.doc), "").Depth(); got != tt.want {
 			t.Errorf("Depth(%s) = %d, want %d", tt.doc, got, tt.want)
 		}
 	}
@@ -26,7 +26,7 @@ func TestDepth(t *testing.T) {
 		for _, inner := range []string{"", "1", `{"a":[]}`} {
 			doc := strings.Repeat("[", n) + inner + strings.Repeat("]", n)
 			_, err := p.Parse(doc)
-			if d := NewIndex([]byte(doc)).Depth(); (d > fastjson.MaxDepth) != (err != nil) {
+			if d := NewIndex([]byte(doc), "").Depth(); (d > fastjson.MaxDepth) != (err != nil) {
 				t.Errorf("%d arrays around %q: Depth %d, fastjson error %v", n, inner, d, err)
 			}
 		}

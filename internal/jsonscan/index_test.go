@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/valyala/fastjson"
 )
 
 // TestIndex: an index reads the members and elements of every object and
@@ -34,7 +36,13 @@ func TestIndex(t *testing.T) {
 // each object and array ending where skipValue ends it.
 func checkIndex(t *testing.T, b []byte) {
 	t.Helper()
-	x := NewIndex(b)
+	x := NewIndex(b, "a")
+	for _, apart := range []string{"a", "", "metadata"} {
+		got, ok := NewIndex(b, apart).Sizes()
+		if want := scanSizes(b, apart); !ok || got != want {
+			t.Fatalf("%.80q, apart %q: the index sizes %+v, the scan %+v", b, apart, got, want)
+		}
+	}
 	for k, start := range x.starts {
 		i := int(start)
 		if end := skipValue(b, i); int(x.ends[k]) != end {
@@ -63,4 +71,51 @@ func checkIndex(t *testing.T, b []byte) {
 	if n := bytes.Count(b, []byte("{")) + bytes.Count(b, []byte("[")); len(x.starts) > n {
 		t.Fatalf("%.80q: %d indexed, at most %d", b, len(x.starts), n)
 	}
+}
+
+// scanSizes are the sizes of valid JSON b read level by level with Pairs
+// and Elements: every object's members and array's elements counted,
+// every string's and key's bytes between quotes, those in the value of the
+// top-level member apart apart.
+func scanSizes(b []byte, apart string) Sizes {
+	var sz Sizes
+	var walk func(v []byte, in *int)
+	str := func(q []byte, in *int) { *in = max(*in, len(q)-2) }
+	walk = func(v []byte, in *int) {
+		switch v = Value(v); TypeOf(v) {
+		case fastjson.TypeObject:
+			n := 0
+			for k, e := range Pairs(v) {
+				n++
+				str(k, in)
+				walk(e, in)
+			}
+			sz.Entries = max(sz.Entries, n)
+		case fastjson.TypeArray:
+			els := Elements(v)
+			sz.Entries = max(sz.Entries, len(els))
+			for _, e := range els {
+				walk(e, in)
+			}
+		case fastjson.TypeString:
+			str(v, in)
+		}
+	}
+	v := Value(b)
+	if TypeOf(v) != fastjson.TypeObject {
+		walk(v, &sz.Strings)
+		return sz
+	}
+	n := 0
+	for k, e := range Pairs(v) {
+		n++
+		str(k, &sz.Strings)
+		if apart != "" && KeyIs(k, apart) {
+			walk(e, &sz.Apart)
+		} else {
+			walk(e, &sz.Strings)
+		}
+	}
+	sz.Entries = max(sz.Entries, n)
+	return sz
 }

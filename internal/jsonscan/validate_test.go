@@ -66,7 +66,7 @@ func checkValidIndexed(t *testing.T, b []byte) {
 	if err != nil {
 		return
 	}
-	got, want := doc.Index(), NewIndex(b)
+	got, want := doc.Index(), NewIndex(b, "")
 	if !slices.Equal(got.starts, want.starts) || !slices.Equal(got.ends, want.ends) || got.depth != want.depth {
 		t.Fatalf("ValidIndexed(%.80q): index %v %v depth %d, NewIndex's %v %v depth %d",
 			b, got.starts, got.ends, got.depth, want.starts, want.ends, want.depth)
