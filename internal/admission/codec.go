@@ -48,7 +48,7 @@ func Decode(body []byte) (*Review, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, fmt.Errorf("%w: empty body", ErrBadReview)
 	}
-	doc, err := jsonscan.ValidIndexed(body)
+	doc, err := jsonscan.ValidIndexed(body, ObjectSizing)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadReview, err)
 	}
@@ -110,7 +110,7 @@ func request(doc jsonscan.Indexed, at jsonscan.Span) (*Request, error) {
 	}
 	// A shape the policies cannot read is not a transport error: the engine
 	// answers it with a denial the apiserver can relay, uid and all.
-	req.object, req.oldObject = objectJSON(f[9]), objectJSON(f[10])
+	req.object, req.oldObject, req.doc = objectJSON(f[9]), objectJSON(f[10]), doc
 	req.meta = metasOf(p, doc, spans[9], doc, spans[10])
 	return req, nil
 }

@@ -50,7 +50,7 @@ func validObject(raw []byte) (jsonscan.Indexed, jsonscan.Span, error) {
 	if len(raw) == 0 {
 		return jsonscan.Indexed{}, jsonscan.Span{}, nil
 	}
-	doc, err := jsonscan.ValidIndexed(raw)
+	doc, err := jsonscan.ValidIndexed(raw, nil)
 	if err != nil {
 		return doc, jsonscan.Span{}, fmt.Errorf("cannot read object: %w", err)
 	}

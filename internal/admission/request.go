@@ -2,6 +2,8 @@ package admission
 
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 )
 
 // Operation is the verb of an admission request.
@@ -44,7 +46,19 @@ type Request struct {
 	// pass as the review, else on the first call; nil until then. Only
 	// SetObjects changes the objects, and it clears meta.
 	meta *metas
+	// doc is the body Decode read the objects from, indexed and with their
+	// sizes; the zero Indexed for objects set otherwise.
+	doc jsonscan.Indexed
 }
+
+// ObjectSizing is what Decode sizes of a review: its objects, their
+// metadata's strings apart, as CEL's fast path bounds them.
+var ObjectSizing = &jsonscan.Sizing{Paths: [][]string{{"request", "object"}, {"request", "oldObject"}}, Apart: "metadata"}
+
+// Indexed is the review's body the objects are slices of, validated,
+// indexed and with the objects' sizes (ObjectSizing), as Decode read it;
+// the zero Indexed when the objects were set otherwise.
+func (r *Request) Indexed() jsonscan.Indexed { return r.doc }
 
 // ObjectMeta is the part of an object every policy may read.
 type ObjectMeta struct {
@@ -61,7 +75,7 @@ func (r *Request) OldObject() []byte { return r.oldObject }
 // SetObjects sets the request's object and old object (nil for none); their
 // metadata is read again when next asked for.
 func (r *Request) SetObjects(object, oldObject []byte) {
-	r.object, r.oldObject, r.meta = object, oldObject, nil
+	r.object, r.oldObject, r.meta, r.doc = object, oldObject, nil, jsonscan.Indexed{}
 }
 
 // SetObject replaces the object, keeping the old object.

@@ -200,6 +200,11 @@ type Input struct {
 	// them instead of decoding the whole objects. Check them first. As
 	// clears them: its objects are made, not carried.
 	ObjectJSON, OldObjectJSON []byte
+	// Indexed, when it has sizes, is the validated JSON ObjectJSON and
+	// OldObjectJSON are values of, indexed, with their sizes, as
+	// admission.Decode reads a review (Request.Indexed): Check then reads
+	// them from it instead of indexing them again.
+	Indexed jsonscan.Indexed
 
 	// attrs and review are built on first use and shared by every policy
 	// evaluated on this input, so the objects' CEL values are converted once
@@ -227,7 +232,7 @@ type Input struct {
 func (in *Input) As(obj, old runtime.Object, kind schema.GroupVersionKind, resource schema.GroupVersionResource) *Input {
 	out := *in
 	out.Object, out.OldObject, out.Kind, out.Resource = obj, old, kind, resource
-	out.ObjectJSON, out.OldObjectJSON = nil, nil
+	out.ObjectJSON, out.OldObjectJSON, out.Indexed = nil, nil, jsonscan.Indexed{}
 	out.attrs, out.review = nil, nil
 	out.decoded, out.obj, out.old, out.decodeErr = false, nil, nil, nil
 	out.checked, out.docs, out.docsErr = false, [2]*document{}, nil
@@ -251,21 +256,22 @@ func (in *Input) AsJSON(obj, old []byte, kind schema.GroupVersionKind, resource 
 func (in *Input) Check() error {
 	if !in.checked {
 		in.checked = true
-		in.docs[0], in.docsErr = newDocument(in.ObjectJSON)
+		in.docs[0], in.docsErr = newDocument(in.ObjectJSON, in.Indexed)
 		if in.docsErr == nil {
-			in.docs[1], in.docsErr = newDocument(in.OldObjectJSON)
+			in.docs[1], in.docsErr = newDocument(in.OldObjectJSON, in.Indexed)
 		}
 	}
 	return in.docsErr
 }
 
-// Indexes are the indexes Check made of ObjectJSON and OldObjectJSON, nil
-// for those it did not (no bytes, refused, or not checked yet).
-func (in *Input) Indexes() (obj, old *jsonscan.Index) {
-	var x [2]*jsonscan.Index
+// Documents are the indexed JSON Check read ObjectJSON and OldObjectJSON
+// in (each a value of its document, which may hold more), the zero
+// Indexed for those it did not (no bytes, refused, or not checked yet).
+func (in *Input) Documents() (obj, old jsonscan.Indexed) {
+	var x [2]jsonscan.Indexed
 	for i, d := range in.docs {
 		if d != nil {
-			x[i] = d.index
+			x[i] = jsonscan.IndexedOf(d.raw, d.index)
 		}
 	}
 	return x[0], x[1]

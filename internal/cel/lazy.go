@@ -55,39 +55,67 @@ import (
 
 // document is an object of the review as JSON, and where its objects and
 // arrays end, so that reading one level skips the levels below it; and its
-// sizes, for the fast path, read by the same pass.
+// sizes, for the fast path, read by the same pass. raw may hold more than
+// the object (the whole review, when its index serves): the object is the
+// one at raw[start].
 type document struct {
 	raw   []byte
+	start int
 	index *jsonscan.Index
 	sizes stats
 }
 
-// newDocument reads the shape and sizes of raw, validated JSON, once
-// (jsonscan.NewIndex; metadata's strings apart, as stats has them); the error is
-// the one ObjectFromJSON would return: raw is no object, or one nested
-// deeper than fastjson reads (its MaxDepth, the one limit it puts on valid
-// JSON). Nil for no bytes, which is no object.
-func newDocument(raw []byte) (*document, error) {
-	if len(raw) == 0 {
+// newDocument reads the shape and sizes of obj, validated JSON, once
+// (jsonscan.NewIndex; metadata's strings apart, as stats has them), or
+// takes them from in, the indexed review obj is a value of, when it has
+// its objects' sizes; the error is the one ObjectFromJSON would return:
+// obj is no object, or one nested deeper than fastjson reads (its
+// MaxDepth, the one limit it puts on valid JSON). Nil for no bytes, which
+// is no object.
+func newDocument(obj []byte, in jsonscan.Indexed) (*document, error) {
+	if len(obj) == 0 {
 		return nil, nil
 	}
-	x := jsonscan.NewIndex(raw, "metadata")
+	if d := fromReview(obj, in); d != nil {
+		return d, nil
+	}
+	x := jsonscan.NewIndex(obj, "metadata")
 	sz, _ := x.Sizes() // NewIndex reads them
-	d := &document{raw: raw, index: x, sizes: stats{l: float64(sz.Entries), tm: float64(sz.Apart), tr: float64(sz.Strings)}}
-	if jsonscan.TypeOf(raw) != fastjson.TypeObject || d.index.Depth() > fastjson.MaxDepth {
-		_, err := RuntimeObject(raw)
+	d := &document{raw: obj, index: x, sizes: statsOf(sz)}
+	if jsonscan.TypeOf(obj) != fastjson.TypeObject || d.index.Depth() > fastjson.MaxDepth {
+		_, err := RuntimeObject(obj)
 		return nil, err
+	}
+	d.start = 0
+	for obj[d.start] != '{' { // leading space
+		d.start++
 	}
 	return d, nil
 }
 
+// fromReview is the document of obj in the indexed review in, nil when in
+// cannot serve: no sizes, obj not one of its values or no object, or the
+// review nested deep enough that the object might be too deep (which
+// newDocument then says, from obj alone).
+func fromReview(obj []byte, in jsonscan.Indexed) *document {
+	sz, ok := in.Sizes()
+	if !ok || in.Index().Depth() > fastjson.MaxDepth {
+		return nil
+	}
+	at, ok := in.Span(obj)
+	if !ok || in.JSON()[at.Start] != '{' {
+		return nil
+	}
+	return &document{raw: in.JSON(), start: at.Start, index: in.Index(), sizes: statsOf(sz)}
+}
+
+func statsOf(sz jsonscan.Sizes) stats {
+	return stats{l: float64(sz.Entries), tm: float64(sz.Apart), tr: float64(sz.Strings)}
+}
+
 // root is the document's object as a node.
 func (d *document) root() *node {
-	start := 0
-	for d.raw[start] != '{' { // leading space
-		start++
-	}
-	return &node{doc: d, start: start, end: d.index.End(d.raw, start)}
+	return &node{doc: d, start: d.start, end: d.index.End(d.raw, d.start)}
 }
 
 // node is a non-empty JSON object or array of a review not read yet:

@@ -84,7 +84,7 @@ func FuzzLazyValues(f *testing.F) {
 			return // the captured Pods are TestLazyValues'
 		}
 		_, want := RuntimeObject(doc)
-		if _, got := newDocument(doc); fmt.Sprint(got) != fmt.Sprint(want) {
+		if _, got := newDocument(doc, jsonscan.Indexed{}); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("newDocument: %v, ObjectFromJSON: %v", got, want)
 		}
 		if want != nil || len(doc) == 0 || jsonscan.NewIndex(doc, "").Depth() > maxFuzzDepth {
@@ -109,7 +109,7 @@ func compareLazy(t *testing.T, doc []byte) {
 		t.Fatal(err)
 	}
 	want := newValues().NativeToValue(u.Object)
-	d, err := newDocument(doc)
+	d, err := newDocument(doc, jsonscan.Indexed{})
 	if err != nil {
 		t.Fatal(err)
 	}

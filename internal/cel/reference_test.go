@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -241,7 +242,9 @@ func compare(t *testing.T, programs []named, name string, in func() *cel.Input) 
 	return denied, failed
 }
 
-// fastInput is in with its objects as the review's JSON only.
+// fastInput is in with its objects as the review's JSON only, read as the
+// engine reads a review's: slices of an AdmissionReview body that
+// admission.Decode validated, indexed and sized (Input.Indexed).
 func fastInput(in *cel.Input) *cel.Input {
 	if in.ObjectJSON != nil {
 		in.Object = nil
@@ -249,7 +252,31 @@ func fastInput(in *cel.Input) *cel.Input {
 	if in.OldObjectJSON != nil {
 		in.OldObject = nil
 	}
+	if review, err := admission.Decode(reviewBody(in)); err == nil {
+		req := &review.Request
+		in.ObjectJSON, in.OldObjectJSON, in.Indexed = req.Object(), req.OldObject(), req.Indexed()
+	}
 	return in
+}
+
+// reviewBody is an AdmissionReview carrying in's request and objects.
+func reviewBody(in *cel.Input) []byte {
+	q := strconv.Quote
+	object := func(raw []byte) string {
+		if raw == nil {
+			return "null"
+		}
+		return string(raw)
+	}
+	user := "{}"
+	if in.User != nil {
+		user = `{"username":` + q(in.User.GetName()) + `}`
+	}
+	return []byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u",` +
+		`"kind":{"group":` + q(in.Kind.Group) + `,"version":` + q(in.Kind.Version) + `,"kind":` + q(in.Kind.Kind) + `},` +
+		`"resource":{"group":` + q(in.Resource.Group) + `,"version":` + q(in.Resource.Version) + `,"resource":` + q(in.Resource.Resource) + `},` +
+		`"name":` + q(in.Name) + `,"namespace":` + q(in.Namespace) + `,"operation":` + q(in.Operation) + `,"userInfo":` + user + `,` +
+		`"object":` + object(in.ObjectJSON) + `,"oldObject":` + object(in.OldObjectJSON) + `}}`)
 }
 
 // referenceInput is in with its objects decoded only.

@@ -44,7 +44,7 @@ func (in *input) cel(req *admission.Request, ns *corev1.Namespace) (*cel.Input, 
 		return in.celInput, in.celErr
 	}
 	ci := inputOf(req, ns)
-	ci.ObjectJSON, ci.OldObjectJSON = req.Object(), req.OldObject()
+	ci.ObjectJSON, ci.OldObjectJSON, ci.Indexed = req.Object(), req.OldObject(), req.Indexed()
 	if in.celErr = ci.Check(); in.celErr != nil {
 		return nil, in.celErr
 	}

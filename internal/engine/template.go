@@ -75,15 +75,15 @@ func templateFromJSON(base *cel.Input) (*template, error) {
 	if base.Object != nil || base.OldObject != nil {
 		return nil, nil // objects given, not bytes
 	}
-	x, oldX := base.Indexes()
-	pod, labels, exact, err := podJSON(base.ObjectJSON, x)
+	d, oldD := base.Documents()
+	pod, labels, exact, err := podJSON(base.ObjectJSON, d)
 	if !exact {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	oldPod, _, exact, oldErr := podJSON(base.OldObjectJSON, oldX)
+	oldPod, _, exact, oldErr := podJSON(base.OldObjectJSON, oldD)
 	if !exact {
 		return nil, nil
 	}
@@ -127,15 +127,17 @@ func podOf(obj runtime.Object) (runtime.Object, error) {
 // GetLabels. A repeated name counts by its last value, as decoding keeps
 // it. exact is false where the Pod podOf builds has no JSON of its own:
 // the template's spec is missing or no object (podOf gives it a nil map).
-func podJSON(obj []byte, x *jsonscan.Index) (pod []byte, labels map[string]string, exact bool, err error) {
+func podJSON(obj []byte, in jsonscan.Indexed) (pod []byte, labels map[string]string, exact bool, err error) {
 	if obj == nil {
 		return nil, nil, true, nil
 	}
-	if x == nil {
-		x = jsonscan.NewIndex(obj, "")
+	root, ok := in.Span(obj)
+	if !ok {
+		in = jsonscan.IndexedOf(obj, jsonscan.NewIndex(obj, ""))
+		root, _ = in.Span(obj)
 	}
-	d := doc{obj, x}
-	top := d.last(d.root(), "kind", "spec", "metadata")
+	d := doc{in}
+	top := d.last(root, "kind", "spec", "metadata")
 	ctrl, tmpl := top[2], top[1]
 	path := []string{"template"}
 	if k := d.bytes(top[0]); jsonscan.TypeOf(k) == fastjson.TypeString && jsonscan.Unescape(k) == "CronJob" {
@@ -177,39 +179,16 @@ func podJSON(obj []byte, x *jsonscan.Index) (pod []byte, labels map[string]strin
 	return b, labels, true, nil
 }
 
-// doc is a controller's JSON and its index.
-type doc struct {
-	b []byte
-	x *jsonscan.Index
-}
-
-// root is the span of the document's value.
-func (d doc) root() jsonscan.Span {
-	i := 0
-	for i < len(d.b) && (d.b[i] == ' ' || d.b[i] == '\t' || d.b[i] == '\r' || d.b[i] == '\n') {
-		i++
-	}
-	if i == len(d.b) {
-		return jsonscan.Span{}
-	}
-	return jsonscan.Span{Start: i, End: d.x.End(d.b, i)}
-}
+// doc is the indexed JSON a controller is a value of.
+type doc struct{ jsonscan.Indexed }
 
 // bytes is the JSON at s, nil for the zero Span (absent).
-func (d doc) bytes(s jsonscan.Span) []byte {
-	if s.End <= s.Start {
-		return nil
-	}
-	return d.b[s.Start:s.End]
-}
+func (d doc) bytes(s jsonscan.Span) []byte { return d.Bytes(s) }
 
 // members calls f with the quoted key and the span of each member of the
 // object at s, in order; none when s is absent or no object.
 func (d doc) members(s jsonscan.Span, f func(key []byte, v jsonscan.Span)) {
-	if s.End <= s.Start || d.b[s.Start] != '{' {
-		return
-	}
-	for k, v := range d.x.Members(d.b, s.Start) {
+	for k, v := range d.Pairs(s) {
 		f(k, v)
 	}
 }

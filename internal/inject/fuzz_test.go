@@ -35,7 +35,7 @@ func FuzzInject(f *testing.F) {
 		if fromParts, err := PodFromParts(jsonscan.Indexed{}, parts[0], parts[1]); err != nil || !reflect.DeepEqual(fromParts, pod) {
 			t.Fatalf("from the parts: %+v, %v; from the whole: %+v", fromParts, err, pod)
 		}
-		indexed, err := jsonscan.ValidIndexed(doc)
+		indexed, err := jsonscan.ValidIndexed(doc, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

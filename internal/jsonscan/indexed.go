@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"bytes"
+	"iter"
 	"unsafe"
 )
 
@@ -10,18 +11,59 @@ import (
 // skipped by the index, not scanned again. A review's objects are most of
 // its bytes and are passed over to reach the request's other fields.
 type Indexed struct {
-	b []byte
-	x *Index
+	b     []byte
+	x     *Index
+	sizes Sizes
+	sized bool
 }
 
-// ValidIndexed checks b as Valid does, and indexes it in the same pass.
-func ValidIndexed(b []byte) (Indexed, error) {
+// ValidIndexed checks b as Valid does, and indexes it in the same pass;
+// with sizing, the same pass reads the sizes of the values it names
+// (Sizes).
+func ValidIndexed(b []byte, sizing *Sizing) (Indexed, error) {
 	n := bytes.Count(b, []byte{'{'}) + bytes.Count(b, []byte{'['})
 	x := &Index{starts: make([]int32, 0, n), ends: make([]int32, 0, n), depth: 1}
-	if !validIndex(b, x) {
+	z := newSizer(sizing)
+	if !validIndex(b, x, z) {
 		return Indexed{}, Valid(b)
 	}
-	return Indexed{b: b, x: x}, nil
+	d := Indexed{b: b, x: x}
+	if z != nil {
+		d.sizes, d.sized = z.sizes, true
+	}
+	return d, nil
+}
+
+// IndexedOf is b with its index x (NewIndex's), and no sizes.
+func IndexedOf(b []byte, x *Index) Indexed { return Indexed{b: b, x: x} }
+
+// Sizes are the sizes of the values the Sizing given to ValidIndexed
+// names, the largest of each over them (zero for none there); false when
+// there was none.
+func (d Indexed) Sizes() (Sizes, bool) { return d.sizes, d.sized }
+
+// JSON is the whole indexed value, as given.
+func (d Indexed) JSON() []byte { return d.b }
+
+// Span is the span of the value raw starts with, when raw is a slice of
+// the document (a value of it, as Bytes returns, which may run on past
+// its value).
+func (d Indexed) Span(raw []byte) (Span, bool) { return d.within(raw) }
+
+// Pairs yields the quoted key and the span of each member of the object
+// at s, in order, repeated names included; none when s is absent or no
+// object.
+func (d Indexed) Pairs(s Span) iter.Seq2[[]byte, Span] {
+	return func(yield func([]byte, Span) bool) {
+		if s.End <= s.Start || d.b[s.Start] != '{' {
+			return
+		}
+		for k, v := range d.x.Members(d.b[:s.End], s.Start) {
+			if !yield(k, v) {
+				return
+			}
+		}
+	}
 }
 
 // Index is the index of the value, as NewIndex would make it.

@@ -14,12 +14,12 @@ import (
 // slower one (BenchmarkValid); FuzzValid holds the two to the same answer.
 //
 // It never recurses: open objects and arrays are a stack of bits.
-func valid(b []byte) bool { return validIndex(b, nil) }
+func valid(b []byte) bool { return validIndex(b, nil, nil) }
 
 // validIndex is valid, and when x is not nil it also indexes b into x, as
 // NewIndex would (where each object and array ends, the depth), in the
-// same pass.
-func validIndex(b []byte, x *Index) bool {
+// same pass; z, when not nil, reads the sizes of the values it names.
+func validIndex(b []byte, x *Index, z *sizer) bool {
 	var stack bitStack // set: an object
 	var open []int32   // with x: the positions in x.starts of the open ones
 	i := skipSpace(b, 0)
@@ -48,15 +48,22 @@ func validIndex(b []byte, x *Index) bool {
 				open = append(open, int32(len(x.starts)-1))
 				x.depth = max(x.depth, stack.n+1)
 			}
+			if z != nil {
+				z.open(stack.n, object)
+			}
 			if object {
-				if i = memberName(b, i); i < 0 {
+				if i = memberName(b, i, z, stack.n); i < 0 {
 					return false
 				}
 			}
 			continue
 		case '"':
+			start := i
 			if i = stringEnd(b, i); i < 0 {
 				return false
+			}
+			if z != nil {
+				z.value(start, i, stack.n)
 			}
 		case 't':
 			if i = literal(b, i, "true"); i < 0 {
@@ -87,6 +94,9 @@ func validIndex(b []byte, x *Index) bool {
 			}
 			object := stack.top()
 			if b[i] == closer(object) {
+				if z != nil {
+					z.close(stack.n)
+				}
 				stack.pop()
 				i++
 				if x != nil {
@@ -98,9 +108,12 @@ func validIndex(b []byte, x *Index) bool {
 			if b[i] != ',' {
 				return false
 			}
+			if z != nil {
+				z.comma(stack.n)
+			}
 			i = skipSpace(b, i+1)
 			if object {
-				if i = memberName(b, i); i < 0 {
+				if i = memberName(b, i, z, stack.n); i < 0 {
 					return false
 				}
 			}
@@ -119,14 +132,19 @@ func closer(object bool) byte {
 	return ']'
 }
 
-// memberName reads a member's name and colon at b[i] and returns where its
-// value starts (spaces skipped), -1 if they are not there.
-func memberName(b []byte, i int) int {
+// memberName reads a member's name and colon at b[i], in the object at
+// depth d, and returns where its value starts (spaces skipped), -1 if they
+// are not there; z, when not nil, is told of the name.
+func memberName(b []byte, i int, z *sizer, d int) int {
 	if i >= len(b) || b[i] != '"' {
 		return -1
 	}
+	start := i
 	if i = stringEnd(b, i); i < 0 {
 		return -1
+	}
+	if z != nil {
+		z.key(b, start, i, d)
 	}
 	i = skipSpace(b, i)
 	if i >= len(b) || b[i] != ':' {

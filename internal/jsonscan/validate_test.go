@@ -59,7 +59,7 @@ func TestValidAsEncodingJSON(t *testing.T) {
 // NewIndex's.
 func checkValidIndexed(t *testing.T, b []byte) {
 	t.Helper()
-	doc, err := ValidIndexed(b)
+	doc, err := ValidIndexed(b, nil)
 	if want := Valid(b); (err == nil) != (want == nil) || err != nil && err.Error() != want.Error() {
 		t.Fatalf("ValidIndexed(%.80q): %v, Valid: %v", b, err, want)
 	}
@@ -74,6 +74,7 @@ func checkValidIndexed(t *testing.T, b []byte) {
 	if TypeOf(b) != fastjson.TypeObject {
 		return
 	}
+	checkSizing(t, b)
 	keys := []string{"no such member"}
 	for k := range want.Members(b, doc.Root().Start) {
 		keys = append(keys, String(k))
@@ -111,4 +112,45 @@ func FuzzValid(f *testing.F) {
 		}
 		checkValidIndexed(t, b)
 	})
+}
+
+// reviewSizing is the sizing of a review's objects.
+var reviewSizing = &Sizing{Paths: [][]string{{"request", "object"}, {"request", "oldObject"}}, Apart: "metadata"}
+
+// checkSizing: the sizes ValidIndexed reads of b, an object, as a review's
+// object (and in places that are not one) are NewIndex's sizes of b, and
+// those of a review are the largest of its objects' (every value of a
+// repeated name counted).
+func checkSizing(t *testing.T, b []byte) {
+	t.Helper()
+	want, _ := NewIndex(b, "metadata").Sizes()
+	wrapped := []byte(`{"object":{},"request":{"x":{"object":` + string(b) + `},"object":` + string(b) + `,"y":[` + string(b) + `],"oldObject":{}}}`)
+	doc, err := ValidIndexed(wrapped, reviewSizing)
+	if err != nil {
+		return // nested too deep once wrapped
+	}
+	if got, ok := doc.Sizes(); !ok || got != want {
+		t.Fatalf("sizes of %.80q as a review's object: %+v (%v), NewIndex's %+v", b, got, ok, want)
+	}
+	// b as the review: its own objects.
+	var ref Sizes
+	x := NewIndex(b, "")
+	for k, v := range x.Members(b, skipSpace(b, 0)) {
+		if !keyIs(k, "request") || b[v.Start] != '{' {
+			continue
+		}
+		for k, o := range x.Members(b, v.Start) {
+			if (keyIs(k, "object") || keyIs(k, "oldObject")) && b[o.Start] == '{' {
+				s, _ := NewIndex(b[o.Start:o.End], "metadata").Sizes()
+				ref = Sizes{max(ref.Entries, s.Entries), max(ref.Strings, s.Strings), max(ref.Apart, s.Apart)}
+			}
+		}
+	}
+	doc, err = ValidIndexed(b, reviewSizing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := doc.Sizes(); got != ref {
+		t.Fatalf("sizes of the objects of %.80q: %+v, NewIndex's %+v", b, got, ref)
+	}
 }
