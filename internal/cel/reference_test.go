@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/benchpolicies"
 	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
@@ -35,19 +36,13 @@ type named struct {
 // of the engine's CEL test policies.
 func libraryPrograms(t testing.TB) []named {
 	t.Helper()
+	progs, err := benchpolicies.Programs("../../policies", "../engine/testdata/cel-policies.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out []named
-	for _, path := range []string{"../../policies", "../engine/testdata/cel-policies.yaml"} {
-		set, err := policy.LoadPath(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, g := range set.Groups {
-			for _, p := range g.Policies {
-				if prog := p.Program(); prog != nil {
-					out = append(out, named{path + ": " + p.Name(), prog})
-				}
-			}
-		}
+	for _, p := range progs {
+		out = append(out, named{p.Name, p.Program})
 	}
 	return out
 }

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/benchpolicies"
 	"github.com/tollgate-dev/tollgate/internal/cel"
-	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
 // TestTemplateFromJSON: the Pod template built from the controller's bytes
@@ -112,10 +112,10 @@ func TestTemplateFromJSON(t *testing.T) {
 				t.Fatalf("objects %v, %v, %v; decoded %v, %v, %v", o1, old1, err1, o2, old2, err2)
 			}
 			for _, p := range progs {
-				got := p.prog.Evaluate(context.Background(), fromJSON.celInput)
-				want := p.prog.Evaluate(context.Background(), decoded.celInput)
+				got := p.Program.Evaluate(context.Background(), fromJSON.celInput)
+				want := p.Program.Evaluate(context.Background(), decoded.celInput)
 				if g, w := fmt.Sprintf("%+v", got), fmt.Sprintf("%+v", want); g != w {
-					t.Errorf("%s: %s, decoded %s", p.name, g, w)
+					t.Errorf("%s: %s, decoded %s", p.Name, g, w)
 				}
 				switch {
 				case got.Err != nil:
@@ -163,28 +163,13 @@ func controllerInput(t *testing.T, obj, old string) *cel.Input {
 	return ci
 }
 
-type namedProgram struct {
-	name string
-	prog *cel.Program
-}
-
 // templatePrograms are the CEL programs of the library and of the engine
 // tests' policies.
-func templatePrograms(t *testing.T) []namedProgram {
+func templatePrograms(t *testing.T) []benchpolicies.Program {
 	t.Helper()
-	var out []namedProgram
-	for _, path := range []string{"../../policies", "testdata/cel-policies.yaml"} {
-		set, err := policy.LoadPath(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, g := range set.Groups {
-			for _, p := range g.Policies {
-				if prog := p.Program(); prog != nil {
-					out = append(out, namedProgram{path + ": " + p.Name(), prog})
-				}
-			}
-		}
+	out, err := benchpolicies.Programs("../../policies", "testdata/cel-policies.yaml")
+	if err != nil {
+		t.Fatal(err)
 	}
 	if len(out) < 25 {
 		t.Fatalf("only %d programs", len(out))

@@ -90,18 +90,13 @@ func keyIs(quoted []byte, key string) bool {
 }
 
 // skipString returns the index just past the string that starts at b[i].
-// It looks at eight bytes at a time for a quote or a backslash (a byte
-// equal to c leaves a zero byte in x^c, which the subtraction finds; the
-// lowest flag is exact).
+// It looks at eight bytes at a time for a quote or a backslash
+// (quoteOrBackslash).
 func skipString(b []byte, i int) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	j := i + 1
 	for {
 		for j+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[j:])
-			q, bs := x^(ones*'"'), x^(ones*'\\')
-			m := (q-ones)&^q&highs | (bs-ones)&^bs&highs
-			if m != 0 {
+			if m := quoteOrBackslash(binary.LittleEndian.Uint64(b[j:])); m != 0 {
 				j += bits.TrailingZeros64(m) / 8
 				break
 			}
@@ -118,6 +113,17 @@ func skipString(b []byte, i int) int {
 		}
 		j += 2 // an escape: the backslash and the byte it escapes
 	}
+}
+
+// ones and highs are a byte's lowest and highest bit in each of eight.
+const ones, highs = 0x0101010101010101, 0x8080808080808080
+
+// quoteOrBackslash flags, in its high bit, each byte of x that is a quote
+// or a backslash (a byte equal to c leaves a zero byte in x^c, which the
+// subtraction finds; the lowest flag is exact, borrows only run upwards).
+func quoteOrBackslash(x uint64) uint64 {
+	q, bs := x^(ones*'"'), x^(ones*'\\')
+	return ((q-ones)&^q | (bs-ones)&^bs) & highs
 }
 
 // structural marks the bytes that open or close a string, object or array.

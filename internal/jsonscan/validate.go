@@ -154,18 +154,15 @@ func memberName(b []byte, i int, z *sizer, d int) int {
 }
 
 // stringEnd returns the index just past the string that starts at b[i],
-// -1 if it is not a valid one. Eight bytes at a time it looks for a quote,
-// a backslash or a control character (a byte below 0x20: x-0x20 borrows
-// into its high bit, unless the byte has it set already).
+// -1 if it is not a valid one. Eight bytes at a time it looks for a quote
+// or a backslash (quoteOrBackslash) or a control character (a byte below
+// 0x20: x-0x20 borrows into its high bit, unless the byte has it set).
 func stringEnd(b []byte, i int) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	j := i + 1
 	for {
 		for j+8 <= len(b) {
 			x := binary.LittleEndian.Uint64(b[j:])
-			q, bs := x^(ones*'"'), x^(ones*'\\')
-			m := (q-ones)&^q | (bs-ones)&^bs | (x-ones*0x20)&^x
-			if m &= highs; m != 0 {
+			if m := quoteOrBackslash(x) | (x-ones*0x20)&^x&highs; m != 0 {
 				j += bits.TrailingZeros64(m) / 8
 				break
 			}
