@@ -48,7 +48,7 @@ func Decode(body []byte) (*Review, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, fmt.Errorf("%w: empty body", ErrBadReview)
 	}
-	doc, err := jsonscan.ValidIndexed(body, ObjectSizing)
+	doc, err := jsonscan.ValidIndexed(body, objectSizing)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadReview, err)
 	}

@@ -51,12 +51,12 @@ type Request struct {
 	doc jsonscan.Indexed
 }
 
-// ObjectSizing is what Decode sizes of a review: its objects, their
+// objectSizing is what Decode sizes of a review: its objects, their
 // metadata's strings apart, as CEL's fast path bounds them.
-var ObjectSizing = &jsonscan.Sizing{Paths: [][]string{{"request", "object"}, {"request", "oldObject"}}, Apart: "metadata"}
+var objectSizing = &jsonscan.Sizing{Paths: [][]string{{"request", "object"}, {"request", "oldObject"}}, Apart: "metadata"}
 
 // Indexed is the review's body the objects are slices of, validated,
-// indexed and with the objects' sizes (ObjectSizing), as Decode read it;
+// indexed and with the objects' sizes (objectSizing), as Decode read it;
 // the zero Indexed when the objects were set otherwise.
 func (r *Request) Indexed() jsonscan.Indexed { return r.doc }
 
