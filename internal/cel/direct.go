@@ -1,6 +1,7 @@
 package cel
 
 import (
+	"slices"
 	"strings"
 
 	celast "github.com/google/cel-go/common/ast"
@@ -187,7 +188,7 @@ func (c *dcompiler) shadowed(name string) bool {
 
 func (c *dcompiler) selection(s celast.SelectExpr) (dexpr, bool) {
 	op := s.Operand()
-	if op.Kind() == celast.IdentKind && op.AsIdent() == plugincel.VariableVarName && !c.shadowed(plugincel.VariableVarName) {
+	if c.isVariable(s) {
 		if s.IsTestOnly() {
 			return nil, false
 		}
@@ -197,28 +198,51 @@ func (c *dcompiler) selection(s celast.SelectExpr) (dexpr, bool) {
 		}
 		return func(f *dframe) (dval, bool) { return f.variable(i) }, true
 	}
+	// A chain of selections (object.spec.securityContext) is one closure
+	// walking the names.
+	names := []string{s.FieldName()}
+	for op.Kind() == celast.SelectKind && !op.AsSelect().IsTestOnly() && !c.isVariable(op.AsSelect()) {
+		names = append(names, op.AsSelect().FieldName())
+		op = op.AsSelect().Operand()
+	}
+	slices.Reverse(names)
 	operand, ok := c.compile(op)
 	if !ok {
 		return nil, false
 	}
-	name := s.FieldName()
+	walk, last := names[:len(names)-1], names[len(names)-1]
 	if s.IsTestOnly() {
 		return func(f *dframe) (dval, bool) {
 			v, ok := operand(f)
+			for _, n := range walk {
+				if !ok || v.k != dObject || v.opt {
+					return dval{}, false
+				}
+				v, ok = v.field(n) // no such key: cel-go's error
+			}
 			if !ok || v.k != dObject || v.opt {
 				return dval{}, false
 			}
-			_, has := v.field(name)
+			_, has := v.field(last)
 			return dBoolOf(has), true
 		}, true
 	}
 	return func(f *dframe) (dval, bool) {
 		v, ok := operand(f)
-		if !ok || v.k != dObject || v.opt {
-			return dval{}, false
+		for _, n := range names {
+			if !ok || v.k != dObject || v.opt {
+				return dval{}, false
+			}
+			v, ok = v.field(n)
 		}
-		return v.field(name) // no such key: cel-go's error
+		return v, ok
 	}, true
+}
+
+// isVariable tells whether s reads a variable (variables.name).
+func (c *dcompiler) isVariable(s celast.SelectExpr) bool {
+	op := s.Operand()
+	return op.Kind() == celast.IdentKind && op.AsIdent() == plugincel.VariableVarName && !c.shadowed(plugincel.VariableVarName)
 }
 
 // variable is the value of the frame's variable i, evaluated on first

@@ -19,33 +19,32 @@ func (p *Program) admitsDirect(in *Input, fi *fastInput, q verdict, r *review) (
 		return false, false
 	}
 	f := frames.Get().(*dframe)
-	defer func() {
-		f.docs, f.plans, f.shared = [2]*document{}, nil, nil
-		frames.Put(f)
-	}()
 	f.docs, f.plans, f.shared, f.base = in.docs, fp.directVars, fi.direct, 0
 	for i := range f.plans {
 		f.vars[i] = dvar{}
 	}
+	admits, decided = true, true
 	for _, rule := range fp.directRules {
 		v, ok := rule(f)
 		if !ok {
-			return false, false
+			admits, decided = false, false
+			break
 		}
 		if v.k != dBool || v.opt || !v.b {
-			return false, true
+			admits = false
+			break
 		}
 	}
-	if q == rulesBounded {
+	if admits && q == rulesBounded {
 		done := map[string]*varResult{}
 		for i := range f.plans {
 			if f.vars[i].state == 1 {
 				done[p.variables[i].name] = &varResult{val: f.vars[i].val.refVal(r.adapter)}
 			}
 		}
-		if !fp.refinedOK(p, fi.st, done) {
-			return false, true
-		}
+		admits = fp.refinedOK(p, fi.st, done)
 	}
-	return true, true
+	f.docs, f.plans, f.shared = [2]*document{}, nil, nil
+	frames.Put(f)
+	return admits, decided
 }

@@ -242,3 +242,11 @@ var Log2Up = log2Up
 // Direct tells whether every rule of p has a plan for the direct
 // evaluator, which the fast path then uses.
 func (p *Program) Direct() bool { return p.fast != nil && p.fast.directRules != nil }
+
+// DirectAdmits is how many evaluations of p the direct evaluator admitted.
+func (p *Program) DirectAdmits() int64 {
+	if p.fast == nil {
+		return 0
+	}
+	return p.fast.direct.Load()
+}

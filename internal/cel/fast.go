@@ -57,8 +57,9 @@ type fastPath struct {
 	// variables' sizes (roundedKnown).
 	refinedMu sync.RWMutex
 	refined   map[string]bool
-	// admits counts the evaluations the fast path decided.
-	admits atomic.Int64
+	// admits counts the evaluations the fast path decided, direct those
+	// the direct evaluator did.
+	admits, direct atomic.Int64
 }
 
 // verdict is what a policy's bound says for some sizes.
@@ -272,6 +273,7 @@ func (p *Program) admitsUntracked(ctx context.Context, in *Input) bool {
 	if admits, decided := p.admitsDirect(in, fi, q, r); decided {
 		if admits {
 			f.admits.Add(1)
+			f.direct.Add(1)
 		}
 		return admits
 	}
