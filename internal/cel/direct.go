@@ -19,19 +19,20 @@ import (
 // literals and the empty map; !, &&, ||, ?:; == and != between scalars of one kind
 // (null, bool, int, string); in over lists and objects' keys; <, <=, >,
 // >= between ints; + of ints, strings and lists; size(); startsWith,
-// endsWith, contains, and the strings extension's indexOf, lastIndexOf
-// and substring with one argument; [] on lists and objects; and the comprehensions the
+// endsWith, contains, and the strings extension's indexOf, lastIndexOf,
+// substring with one argument and join; [] on lists and objects; and the comprehensions the
 // macros make (all, exists, exists_one, filter, map) over lists.
 //
-// It decides nothing on its own. Each evaluation either gives the value
-// cel-go gives, or gives up (ok false) wherever cel-go's answer would
-// involve anything else: an error (no such key, no such overload,
-// overflow), a kind it does not model (a double, a map made by the
-// expression), heterogeneous equality, a map's iteration order. Giving up
-// sends the rule to cel-go (the untracked program, then the tracked path),
-// as does a false rule: the fast path's only outcome is "every rule
-// admits", so a true it gives must be cel-go's true, and
-// TestDirectAsCEL compares its every value with cel-go's.
+// Each evaluation either gives the value cel-go gives, or gives up (ok
+// false) wherever cel-go's answer would involve anything else: an error
+// (no such key, no such overload, overflow), a kind it does not model (a
+// double, a non-empty map made by the expression), heterogeneous
+// equality, a map's iteration order. Giving up sends the policy to cel-go
+// (the untracked programs, then the tracked path). Where the bound proves
+// that no cost limit can be reached, its values decide the policy as the
+// validator would (directpath.go): TestDirectAsCEL compares its every
+// value with cel-go's, and TestEvaluateAsReference its decisions with the
+// validator's.
 
 // dframe is one evaluation: the documents, the policy's variables as far
 // as evaluated, and the comprehensions' variables: each plan numbers its
@@ -398,6 +399,12 @@ func (c *dcompiler) call(call celast.CallExpr) (dexpr, bool) {
 		})
 	case len(xs) == 2 && member && fn == "substring":
 		return binary(xs[0], xs[1], directSubstring)
+	case (len(xs) == 1 || len(xs) == 2) && member && fn == "join":
+		sep := func(*dframe) (dval, bool) { return dval{k: dString}, true }
+		if len(xs) == 2 {
+			sep = xs[1]
+		}
+		return binary(xs[0], sep, joined)
 	case len(xs) == 2 && member && fn == "orValue":
 		return binary(xs[0], xs[1], func(a, b dval) (dval, bool) {
 			switch {
@@ -568,6 +575,31 @@ func index(a, b dval) (dval, bool) {
 		return out, found
 	}
 	return dval{}, false
+}
+
+// joined is the strings extension's list.join(sep): the elements, which
+// must all be strings, joined by sep.
+func joined(list, sep dval) (dval, bool) {
+	if sep.k != dString || sep.opt || list.opt {
+		return dval{}, false
+	}
+	var b strings.Builder
+	n, ok := 0, true
+	if !list.each(func(e dval) bool {
+		if e.k != dString || e.opt {
+			ok = false
+			return false
+		}
+		if n > 0 {
+			b.WriteString(sep.s)
+		}
+		b.WriteString(e.s)
+		n++
+		return true
+	}) || !ok {
+		return dval{}, false // join: invalid input
+	}
+	return dval{k: dString, s: b.String()}, true
 }
 
 // directSubstring is a.substring(b) of cel-go's strings extension: from

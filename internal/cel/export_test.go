@@ -243,10 +243,18 @@ var Log2Up = log2Up
 // evaluator, which the fast path then uses.
 func (p *Program) Direct() bool { return p.fast != nil && p.fast.directRules != nil }
 
-// DirectAdmits is how many evaluations of p the direct evaluator admitted.
+// DirectAdmits and DirectDenials are how many evaluations of p the
+// direct evaluator admitted and denied.
 func (p *Program) DirectAdmits() int64 {
 	if p.fast == nil {
 		return 0
 	}
 	return p.fast.direct.Load()
+}
+
+func (p *Program) DirectDenials() int64 {
+	if p.fast == nil {
+		return 0
+	}
+	return p.fast.denials.Load()
 }
