@@ -31,7 +31,7 @@ var frames = sync.Pool{New: func() any { return new(dframe) }}
 // any value into an error; a message expression's runtime error only
 // makes the validator fall back to the rule's message, and the direct
 // evaluator gives up (not decided) where cel-go could fail.
-func (p *Program) decideDirect(in *Input, fi *fastInput, q verdict, r *review) (decisions []validating.PolicyDecision, admits, decided bool) {
+func (p *Program) decideDirect(in *Input, fi *fastInput, q verdict) (decisions []validating.PolicyDecision, admits, decided bool) {
 	fp := p.fast
 	if fp.directRules == nil || (in.docs[0] == nil && in.Object != nil) || (in.docs[1] == nil && in.OldObject != nil) {
 		return nil, false, false
@@ -54,13 +54,19 @@ func (p *Program) decideDirect(in *Input, fi *fastInput, q verdict, r *review) (
 		}
 	}
 	if decided && q == rulesBounded {
-		done := map[string]*varResult{}
-		for i := range f.plans {
-			if f.vars[i].state == 1 {
-				done[p.variables[i].name] = &varResult{val: f.vars[i].val.refVal(r.adapter)}
+		// The sizes of the variables' values (read as knownSizes reads
+		// them of their CEL values), first their own, then with those
+		// nested in them.
+		known := func(walk bool) []known {
+			ks := make([]known, len(p.variables))
+			for i := range f.plans {
+				if f.vars[i].state == 1 {
+					ks[i] = f.vars[i].val.sizes(walk)
+				}
 			}
+			return ks
 		}
-		decided = fp.refinedOK(p, fi.st, done)
+		decided = fp.refinedWith(p, fi.st, known(false)) || fp.refinedWith(p, fi.st, known(true))
 	}
 	if decided && len(denied) > 0 {
 		decisions, decided = p.denials(f, denied)

@@ -259,3 +259,65 @@ func (v dval) refVal(adapter *values) ref.Val {
 	}
 	return val
 }
+
+// sizes are v's known sizes for the bound, as valueSizes reads them of
+// v's CEL value (refVal), without making it: its own, and, if walk, those
+// of the values nested in it, read up to valueWalkLimit of them. An
+// object with a repeated name counts each member, where its CEL map
+// counts its names once: a larger size, which still bounds.
+func (v dval) sizes(walk bool) known {
+	k := known{a: v.own(), set: true}
+	if walk {
+		budget := valueWalkLimit
+		k.a.nc, k.a.ns, k.nested = v.nestedSizes(&budget)
+	}
+	return k
+}
+
+// own is own (valuesizes.go) of v's CEL value.
+func (v dval) own() aval {
+	switch {
+	case v.k == dString:
+		return aval{s: float64(utf8.RuneCountInString(v.s))}
+	case v.k == dList:
+		return aval{c: float64(len(v.list))}
+	case v.k == dArray:
+		return aval{c: float64(len(v.doc.elementsAt(v.start)))}
+	case v.k == dObject && v.doc != nil:
+		return aval{c: float64(len(v.doc.membersAt(v.start)))}
+	case v.k == dObject:
+		return aval{}
+	}
+	return scalar
+}
+
+// nestedSizes is nestedSizes (valuesizes.go) of v's CEL value.
+func (v dval) nestedSizes(budget *int) (nc, ns float64, ok bool) {
+	visit := func(x dval) bool {
+		*budget--
+		if *budget < 0 {
+			return false
+		}
+		s := x.own()
+		xc, xs, ok := x.nestedSizes(budget)
+		nc, ns = max(nc, s.c, xc), max(ns, s.s, xs)
+		return ok
+	}
+	switch {
+	case v.k == dList || v.k == dArray:
+		ok = true
+		v.each(func(e dval) bool { ok = visit(e); return ok })
+		if !ok {
+			return 0, 0, false
+		}
+		return nc, ns, true
+	case v.k == dObject && v.doc != nil:
+		for _, m := range v.doc.membersAt(v.start) {
+			if !visit(dval{k: dString, s: m.name}) || !visit(jsonValue(v.doc, m.at)) {
+				return 0, 0, false
+			}
+		}
+		return nc, ns, true
+	}
+	return 0, 0, true
+}

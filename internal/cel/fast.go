@@ -273,7 +273,7 @@ func (p *Program) decideFast(ctx context.Context, in *Input) []validating.Policy
 	if r.err != nil {
 		return nil
 	}
-	if d, admits, decided := p.decideDirect(in, fi, q, r); decided {
+	if d, admits, decided := p.decideDirect(in, fi, q); decided {
 		if admits {
 			f.admits.Add(1)
 			f.direct.Add(1)
