@@ -89,6 +89,11 @@ type directRead struct {
 	end      int // the object's, once read
 	members  map[int][]dmember
 	elements map[int][]jsonscan.Span
+	// memberSlab and elementSlab hold the slices of members and elements
+	// end to end: a few allocations per review instead of a few per
+	// object.
+	memberSlab  []dmember
+	elementSlab []jsonscan.Span
 }
 
 // rootValue is the document's object.
@@ -111,18 +116,20 @@ func (d *document) membersAt(start int) []dmember {
 	if m, ok := d.read.members[start]; ok {
 		return m
 	}
-	var out []dmember
+	if d.read.members == nil {
+		d.read.members = make(map[int][]dmember, 32)
+		d.read.memberSlab = make([]dmember, 0, 256)
+	}
+	from := len(d.read.memberSlab)
 	for k, s := range d.index.Members(d.raw, start) {
 		inner := k[1 : len(k)-1]
 		name := unsafe.String(unsafe.SliceData(inner), len(inner)) // the review's bytes, kept as long
 		if bytes.IndexByte(inner, '\\') >= 0 {
 			name = jsonscan.Unescape(k)
 		}
-		out = append(out, dmember{name, s})
+		d.read.memberSlab = append(d.read.memberSlab, dmember{name, s})
 	}
-	if d.read.members == nil {
-		d.read.members = map[int][]dmember{}
-	}
+	out := d.read.memberSlab[from:len(d.read.memberSlab):len(d.read.memberSlab)]
 	d.read.members[start] = out
 	return out
 }
@@ -132,13 +139,15 @@ func (d *document) elementsAt(start int) []jsonscan.Span {
 	if e, ok := d.read.elements[start]; ok {
 		return e
 	}
-	var out []jsonscan.Span
-	for s := range d.index.Elements(d.raw, start) {
-		out = append(out, s)
-	}
 	if d.read.elements == nil {
-		d.read.elements = map[int][]jsonscan.Span{}
+		d.read.elements = make(map[int][]jsonscan.Span, 16)
+		d.read.elementSlab = make([]jsonscan.Span, 0, 64)
 	}
+	from := len(d.read.elementSlab)
+	for s := range d.index.Elements(d.raw, start) {
+		d.read.elementSlab = append(d.read.elementSlab, s)
+	}
+	out := d.read.elementSlab[from:len(d.read.elementSlab):len(d.read.elementSlab)]
 	d.read.elements[start] = out
 	return out
 }
