@@ -16,12 +16,13 @@ import (
 // without making CEL values, for a subset of CEL whose semantics are
 // plain: field selection, has() and optional selection (.?, orValue) on
 // objects; object, oldObject and the policy's variables; literals, list
-// literals and the empty map; !, &&, ||, ?:; == and != between scalars of one kind
-// (null, bool, int, string); in over lists and objects' keys; <, <=, >,
-// >= between ints; + of ints, strings and lists; size(); startsWith,
-// endsWith, contains, and the strings extension's indexOf, lastIndexOf,
-// substring with one argument and join; [] on lists and objects; and the comprehensions the
-// macros make (all, exists, exists_one, filter, map) over lists.
+// literals and the empty map; !, &&, ||, ?:; == and != between scalars of
+// one kind (null, bool, int, string); in over lists and objects' keys; <,
+// <=, >, >= between ints; + of ints, strings and lists; size();
+// startsWith, endsWith, contains, and the strings extension's indexOf,
+// lastIndexOf, substring (one argument) and join; [] on lists and
+// objects; and the comprehensions the macros make (all, exists,
+// exists_one, filter, map) over lists.
 //
 // Each evaluation either gives the value cel-go gives, or gives up (ok
 // false) wherever cel-go's answer would involve anything else: an error

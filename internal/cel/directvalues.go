@@ -42,8 +42,6 @@ type dval struct {
 	list       []dval
 }
 
-var dTrue, dFalse = dval{k: dBool, b: true}, dval{k: dBool}
-
 func dBoolOf(b bool) dval { return dval{k: dBool, b: b} }
 
 // jsonValue is the value at span of d, as member (lazy.go) reads it:
