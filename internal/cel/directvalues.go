@@ -5,8 +5,6 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/common/types/ref"
 	"github.com/valyala/fastjson/fastfloat"
 
 	"github.com/tollgate-dev/tollgate/internal/jsonscan"
@@ -29,8 +27,7 @@ const (
 
 // dval is a value of the direct evaluator: what cel-go's value would be,
 // for the kinds it models. A value read from a document keeps its span
-// there (doc, start, end), so that it can be handed to cel-go as the lazy
-// values make it (refVal). opt: an optional holding the value (optional.of;
+// there (doc, start, end), where the lazy values read it. opt: an optional holding the value (optional.of;
 // dNone is the empty one).
 type dval struct {
 	k          dkind
@@ -232,43 +229,8 @@ func (v dval) equal(w dval) (eq, ok bool) {
 	return false, false
 }
 
-// refVal is v as cel-go's value: a document's value as the lazy values
-// read it (member, through the review's adapter), a made list as cel-go's
-// list of those.
-func (v dval) refVal(adapter *values) ref.Val {
-	var val ref.Val
-	switch {
-	case v.k == dNone:
-		return types.OptionalNone
-	case v.doc != nil:
-		val = adapter.NativeToValue(member(v.doc, jsonscan.Span{Start: v.start, End: v.end}))
-	case v.k == dObject:
-		val = types.NewStringInterfaceMap(adapter, map[string]any{})
-	case v.k == dList:
-		elems := make([]ref.Val, len(v.list))
-		for i, e := range v.list {
-			elems[i] = e.refVal(adapter)
-		}
-		val = types.NewRefValList(adapter, elems)
-	case v.k == dNull:
-		val = types.NullValue
-	case v.k == dBool:
-		val = types.Bool(v.b)
-	case v.k == dInt:
-		val = types.Int(v.i)
-	case v.k == dString:
-		val = types.String(v.s)
-	default:
-		return types.NewErr("no value")
-	}
-	if v.opt {
-		return types.OptionalOf(val)
-	}
-	return val
-}
-
 // sizes are v's known sizes for the bound, as valueSizes reads them of
-// v's CEL value (refVal), without making it: its own, and, if walk, those
+// v's CEL value, without making it: its own, and, if walk, those
 // of the values nested in it, read up to valueWalkLimit of them. An
 // object with a repeated name counts each member, where its CEL map
 // counts its names once: a larger size, which still bounds.

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
+
+	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 )
 
 // FastAdmits is how many evaluations of p the fast path decided.
@@ -276,4 +278,39 @@ func (p *Program) DirectDenials() int64 {
 		return 0
 	}
 	return p.fast.denials.Load()
+}
+
+// refVal is v as cel-go's value: a document's value as the lazy values
+// read it (member, through the review's adapter), a made list as cel-go's
+// list of those.
+func (v dval) refVal(adapter *values) ref.Val {
+	var val ref.Val
+	switch {
+	case v.k == dNone:
+		return types.OptionalNone
+	case v.doc != nil:
+		val = adapter.NativeToValue(member(v.doc, jsonscan.Span{Start: v.start, End: v.end}))
+	case v.k == dObject:
+		val = types.NewStringInterfaceMap(adapter, map[string]any{})
+	case v.k == dList:
+		elems := make([]ref.Val, len(v.list))
+		for i, e := range v.list {
+			elems[i] = e.refVal(adapter)
+		}
+		val = types.NewRefValList(adapter, elems)
+	case v.k == dNull:
+		val = types.NullValue
+	case v.k == dBool:
+		val = types.Bool(v.b)
+	case v.k == dInt:
+		val = types.Int(v.i)
+	case v.k == dString:
+		val = types.String(v.s)
+	default:
+		return types.NewErr("no value")
+	}
+	if v.opt {
+		return types.OptionalOf(val)
+	}
+	return val
 }

@@ -21,8 +21,7 @@ type review struct {
 	object, oldObject, request, namespace any
 	err                                   error
 	shared                                map[string]*varResult
-	// adapter makes the objects' values (and the direct evaluator's, when
-	// a bound needs them as CEL values).
+	// adapter makes the objects' values.
 	adapter *values
 }
 
