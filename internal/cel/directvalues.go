@@ -27,8 +27,8 @@ const (
 
 // dval is a value of the direct evaluator: what cel-go's value would be,
 // for the kinds it models. A value read from a document keeps its span
-// there (doc, start, end), where the lazy values read it. opt: an optional holding the value (optional.of;
-// dNone is the empty one).
+// there (doc, start, end), where the lazy values read it. opt: an
+// optional holding the value (optional.of; dNone is the empty one).
 type dval struct {
 	k          dkind
 	opt, b     bool
