@@ -115,8 +115,13 @@ func (d Indexed) MembersOf(raw []byte, keys ...string) [][]byte {
 	if !ok {
 		return Members(raw, keys...)
 	}
-	out := make([][]byte, len(keys))
-	for n, s := range d.Members(at, keys...) {
+	return d.BytesOf(d.Members(at, keys...))
+}
+
+// BytesOf is the JSON of each span (Bytes): nil for the zero Span.
+func (d Indexed) BytesOf(spans []Span) [][]byte {
+	out := make([][]byte, len(spans))
+	for n, s := range spans {
 		out[n] = d.Bytes(s)
 	}
 	return out
