@@ -10,6 +10,7 @@ package cel
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -176,6 +177,11 @@ func compile(spec Spec, path *field.Path) (*Program, validating.Validator, field
 	p.messages, fast.messages = each(messages, plugincel.OptionalVariableDeclarations{})
 	if planned {
 		p.fast = fast
+		fast.directVars, fast.directRules = directPlans(p.variables, fast.rules)
+		if slices.ContainsFunc(fast.directRules, func(e dexpr) bool { return e == nil }) {
+			fast.directRules = nil
+		}
+		fast.admitted = admitted(len(p.rules))
 	}
 	return p, validator, nil
 }

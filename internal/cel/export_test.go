@@ -166,3 +166,75 @@ func sameResult(a ref.Val, aerr error, b ref.Val, berr error) bool {
 	}
 	return a.Type() == b.Type() && a.Equal(b) == types.True
 }
+
+// DirectCheck is what CheckDirect found on one input.
+type DirectCheck struct {
+	// Planned counts the expressions the direct evaluator has a plan
+	// for, Compared those it gave a value for, GaveUp the others.
+	Planned, Compared, GaveUp int
+	Problems                  []string
+}
+
+// CheckDirect evaluates every variable, rule and message expression of p
+// that the direct evaluator (direct.go) has a plan for, on in, both with
+// it and with its untracked cel-go program, and requires, wherever the
+// direct evaluator gives a value, that cel-go gives no error and the same
+// value (type and equality).
+func (p *Program) CheckDirect(in *Input) DirectCheck {
+	var out DirectCheck
+	if p.fast == nil {
+		return out
+	}
+	r := in.values()
+	if r.err != nil || (in.docs[0] == nil && in.Object != nil) || (in.docs[1] == nil && in.OldObject != nil) {
+		return out
+	}
+	vars, rules := directPlans(p.variables, p.fast.rules)
+	_, messages := directPlans(p.variables, p.fast.messages)
+	fast := &policyEval{ctx: context.Background(), p: p, r: r, done: map[string]*varResult{}, shared: map[string]*varResult{}, untracked: true}
+	fc := fast.newContext()
+	frame := &dframe{docs: in.docs, plans: vars, shared: map[string]dval{}}
+	compare := func(what string, got dval, ok bool, want func() (ref.Val, error)) {
+		out.Planned++
+		if !ok {
+			out.GaveUp++
+			return
+		}
+		out.Compared++
+		val, err := want()
+		if errors.Is(err, errOffPath) {
+			return
+		}
+		if g := got.refVal(r.adapter); !sameResult(g, nil, val, err) {
+			out.Problems = append(out.Problems, fmt.Sprintf("%s: direct gives %v (%T), cel-go %v (%T), %v", what, g, g, val, val, err))
+		}
+	}
+	for i, v := range p.variables {
+		if vars[i] == nil {
+			continue
+		}
+		got, ok := frame.variable(i)
+		compare("variable "+v.name, got, ok, func() (ref.Val, error) {
+			fc.resolve(v)
+			f := fast.done[v.name]
+			return f.val, f.err
+		})
+	}
+	for what, plans := range map[string][]dexpr{"rule": rules, "message": messages} {
+		us := p.fast.rules
+		if what == "message" {
+			us = p.fast.messages
+		}
+		for i, e := range plans {
+			if e == nil {
+				continue
+			}
+			got, ok := e(frame)
+			compare(fmt.Sprintf("%s %d", what, i), got, ok, func() (ref.Val, error) { return us[i].eval(fc.act) })
+		}
+	}
+	return out
+}
+
+// Log2Up is log2Up.
+var Log2Up = log2Up

@@ -3,6 +3,7 @@ package cel
 import (
 	"context"
 	"math"
+	"math/bits"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -42,6 +43,13 @@ type fastPath struct {
 	// programs (nil where a rule has no message expression); the
 	// variables' are on the variables.
 	rules, messages []*untracked
+	// directVars and directRules are the variables' and rules' plans for
+	// the direct evaluator (direct.go); directRules nil when a rule has
+	// none.
+	directVars  []*dplan
+	directRules []dexpr
+	// admitted are the decisions when every rule admits.
+	admitted []validating.PolicyDecision
 	// qualified memoizes qualifies by the stats' sizes rounded up to
 	// powers of two (key), each a verdict.
 	qualified sync.Map
@@ -134,11 +142,13 @@ func (f *fastPath) refinedWith(p *Program, st stats, ks []known) bool {
 
 // log2Up is the least k with 2^k >= x, at most 41.
 func log2Up(x float64) uint32 {
-	k := uint32(0)
-	for k <= 40 && float64(uint64(1)<<k) < x {
-		k++
+	switch {
+	case !(x > 1): // NaN too
+		return 0
+	case x > 1<<40:
+		return 41
 	}
-	return k
+	return uint32(bits.Len64(uint64(math.Ceil(x)) - 1))
 }
 
 // policyBounds are the bounds of a policy's expressions for one stats
@@ -259,6 +269,12 @@ func (p *Program) admitsUntracked(ctx context.Context, in *Input) bool {
 	if r.err != nil {
 		return false
 	}
+	if admits, decided := p.admitsDirect(in, fi, q, r); decided {
+		if admits {
+			f.admits.Add(1)
+		}
+		return admits
+	}
 	e := &policyEval{ctx: ctx, p: p, r: r, untracked: true, shared: fi.shared}
 	c := e.newContext()
 	for _, u := range f.rules {
@@ -276,7 +292,8 @@ func (p *Program) admitsUntracked(ctx context.Context, in *Input) bool {
 	return true
 }
 
-// admitted are the decisions of a policy whose every rule admits.
+// admitted are the decisions of a policy whose every rule admits, made
+// once per program (Compile): read, never written.
 func admitted(rules int) []validating.PolicyDecision {
 	d := make([]validating.PolicyDecision, rules)
 	for i := range d {
@@ -298,6 +315,9 @@ type fastInput struct {
 	st               stats
 	ok               bool
 	shared           map[string]*varResult
+	// direct are the direct evaluator's values of the independent
+	// variables, by expression.
+	direct map[string]dval
 }
 
 func (in *Input) fastInput() *fastInput {
@@ -306,7 +326,7 @@ func (in *Input) fastInput() *fastInput {
 		return f
 	}
 	f := &fastInput{obj: in.Object, old: in.OldObject, objJSON: in.ObjectJSON, oldJSON: in.OldObjectJSON,
-		kind: in.Kind, resource: in.Resource, shared: map[string]*varResult{}}
+		kind: in.Kind, resource: in.Resource, shared: map[string]*varResult{}, direct: map[string]dval{}}
 	f.st, f.ok = inputStats(in)
 	in.fast = f
 	return f

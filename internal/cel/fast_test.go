@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -285,6 +286,28 @@ func TestGuardedReceiver(t *testing.T) {
 			if !c.fast && (want.Err == nil || !strings.Contains(want.Err.Error(), "cost")) {
 				t.Errorf("%d on %s: want a cost failure, got %+v", i, c.name, want)
 			}
+		}
+	}
+}
+
+// TestLog2Up: log2Up is the least k with 2^k >= x, at most 41 (over
+// 2^40), 0 for NaN and x <= 1, as the loop it replaced counts it.
+func TestLog2Up(t *testing.T) {
+	loop := func(x float64) uint32 {
+		k := uint32(0)
+		for k <= 40 && float64(uint64(1)<<k) < x {
+			k++
+		}
+		return k
+	}
+	xs := []float64{math.NaN(), math.Inf(-1), -1, 0, 0.5, 1, 1.0000001, 2, 3, 4, 4.5, 1023, 1024, 1025, 1 << 39, 1<<39 + 1, 1 << 40, 1<<40 + 1, 1 << 41, 1e300, math.Inf(1)}
+	for k := range 42 {
+		p := math.Ldexp(1, k)
+		xs = append(xs, p, math.Nextafter(p, 0), math.Nextafter(p, math.Inf(1)))
+	}
+	for _, x := range xs {
+		if got, want := cel.Log2Up(x), loop(x); got != want {
+			t.Errorf("log2Up(%v) = %d, want %d", x, got, want)
 		}
 	}
 }

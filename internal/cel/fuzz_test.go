@@ -37,7 +37,7 @@ func fuzzCorpus(t testing.TB) []named {
 // FuzzEvaluateAsReference generates Pods from the fuzzer's bits, numbers
 // and strings, with the fields the library's policies read, and requires
 // Evaluate to decide every library and corpus policy as the apiserver's
-// validator does.
+// validator does, and the direct evaluator's every value to be cel-go's.
 func FuzzEvaluateAsReference(f *testing.F) {
 	addPodSeeds(f)
 	f.Fuzz(func(t *testing.T, bits uint64, n int64, name, image string) {
@@ -46,6 +46,7 @@ func FuzzEvaluateAsReference(f *testing.F) {
 			t.Fatal(err)
 		}
 		compare(t, fuzzCorpus(t), string(js), podInput(t, js))
+		checkDirect(t, fuzzCorpus(t), string(js), podInput(t, js))
 	})
 }
 

@@ -63,6 +63,8 @@ type document struct {
 	start int
 	index *jsonscan.Index
 	sizes stats
+	// read is what the direct evaluator read of it (directvalues.go).
+	read directRead
 }
 
 // newDocument reads the shape and sizes of obj, validated JSON, once

@@ -121,8 +121,9 @@ func splitVAPs(data []byte) ([]*admissionregistrationv1.ValidatingAdmissionPolic
 }
 
 // inputs are the requests the programs are evaluated on: the captured Pod
-// reviews (create, update, delete), the Pod Security fixture Pods created,
-// and a few objects of the kinds the corpus matches.
+// reviews (create, update, delete), the Pod Security fixture Pods and the
+// edge-case Pods of testdata/pods created, and a few objects of the kinds
+// the corpus matches.
 func inputs(t testing.TB) map[string]func() *cel.Input {
 	t.Helper()
 	out := map[string]func() *cel.Input{}
@@ -157,6 +158,16 @@ func inputs(t testing.TB) map[string]func() *cel.Input {
 			}
 			out[fmt.Sprintf("%s #%d", filepath.Base(f), i)] = podInput(t, js)
 		}
+	}
+	// Pods with repeated names, escapes, nulls and values of unexpected
+	// kinds, which the readers of the JSON must read as decoding does.
+	pods, _ := filepath.Glob("testdata/pods/*.json")
+	for _, f := range pods {
+		js, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(f)] = podInput(t, js)
 	}
 	gold := policy.NamespaceOf("shop", map[string]string{"tier": "gold"})
 	for name, obj := range map[string]string{

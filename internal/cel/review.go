@@ -21,6 +21,9 @@ type review struct {
 	object, oldObject, request, namespace any
 	err                                   error
 	shared                                map[string]*varResult
+	// adapter makes the objects' values (and the direct evaluator's, when
+	// a bound needs them as CEL values).
+	adapter *values
 }
 
 // values builds the input's review on first use. An object the input
@@ -38,6 +41,7 @@ func (in *Input) values() *review {
 		return r
 	}
 	adapter := newValues()
+	r.adapter = adapter
 	old, err := objectValue(adapter, in.docs[1], in.OldObject)
 	if err != nil {
 		r.err = fmt.Errorf("failed to prepare oldObject variable for evaluation: %w", err)

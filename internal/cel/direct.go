@@ -1,0 +1,599 @@
+package cel
+
+import (
+	"strings"
+
+	celast "github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
+	"github.com/google/cel-go/common/overloads"
+	"github.com/google/cel-go/common/types"
+	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
+)
+
+// The direct evaluator: a checked expression of the fast path compiled
+// into Go closures that read the review's JSON (the documents' spans)
+// without making CEL values, for a subset of CEL whose semantics are
+// plain: field selection, has() and optional selection (.?, orValue) on
+// objects; object, oldObject and the policy's variables; literals and
+// list literals; !, &&, ||, ?:; == and != between scalars of one kind
+// (null, bool, int, string); in over lists and objects' keys; <, <=, >,
+// >= between ints; + of ints, strings and lists; size(); startsWith,
+// endsWith, contains; [] on lists and objects; and the comprehensions the
+// macros make (all, exists, exists_one, filter, map) over lists.
+//
+// It decides nothing on its own. Each evaluation either gives the value
+// cel-go gives, or gives up (ok false) wherever cel-go's answer would
+// involve anything else: an error (no such key, no such overload,
+// overflow), a kind it does not model (a double, a map made by the
+// expression), heterogeneous equality, a map's iteration order. Giving up
+// sends the rule to cel-go (the untracked program, then the tracked path),
+// as does a false rule: the fast path's only outcome is "every rule
+// admits", so a true it gives must be cel-go's true, and
+// TestDirectAsCEL compares its every value with cel-go's.
+
+// dframe is one evaluation: the documents, the policy's variables as far
+// as evaluated, and the comprehensions' variables: each plan numbers its
+// own from 0, and a variable's plan, evaluated on first read wherever
+// that is, reads and writes them maxSlots above the plan that read it.
+type dframe struct {
+	docs   [2]*document // object, oldObject; nil for none
+	plans  []*dplan     // the variables'
+	vars   [maxVars]dvar
+	shared map[string]dval // independent variables' values of this review, by expression
+	base   int
+	slots  [frameSlots]dval
+}
+
+// dvar is a variable's state in a frame.
+type dvar struct {
+	state uint8 // 0 not evaluated, 1 value, 2 gave up
+	val   dval
+}
+
+const (
+	// maxSlots is how many comprehension variables a plan may have in
+	// scope at once, frameSlots how many a frame has for the nested
+	// evaluations of variables, maxVars how many variables a policy may
+	// have for the direct evaluator.
+	maxSlots   = 8
+	frameSlots = 4 * maxSlots
+	maxVars    = 16
+)
+
+// dexpr evaluates an expression in a frame.
+type dexpr func(f *dframe) (dval, bool)
+
+// dplan is a compiled expression; for a variable, independent tells
+// whether its value may be shared by every policy on the review (by its
+// expression).
+type dplan struct {
+	eval        dexpr
+	text        string
+	independent bool
+}
+
+// dcompiler compiles the expressions of one program: vars are the
+// program's variables' indexes by name, plans their plans (nil where
+// none), scope the comprehension variables in scope, by slot.
+type dcompiler struct {
+	vars  map[string]int
+	plans []*dplan
+	scope []string
+}
+
+// directPlans compiles the program's variables and the expressions exprs
+// (its rules, or its message expressions) for the direct evaluator: nil
+// where one cannot be (a rule reading a variable that cannot be cannot
+// be either).
+func directPlans(vars []*variable, exprs []*untracked) (varPlans []*dplan, plans []dexpr) {
+	if len(vars) > maxVars {
+		return nil, make([]dexpr, len(exprs))
+	}
+	c := &dcompiler{vars: map[string]int{}}
+	for i, v := range vars {
+		c.vars[v.name] = i
+		c.plans = append(c.plans, nil)
+	}
+	for i, v := range vars {
+		if v.untracked == nil {
+			continue
+		}
+		if e, ok := c.compile(v.untracked.ast.Expr()); ok {
+			c.plans[i] = &dplan{eval: e, text: v.result.ExpressionAccessor.GetExpression(), independent: v.independent}
+		}
+	}
+	plans = make([]dexpr, len(exprs))
+	for i, u := range exprs {
+		if u != nil {
+			plans[i], _ = c.compile(u.ast.Expr())
+		}
+	}
+	return c.plans, plans
+}
+
+func (c *dcompiler) compile(e celast.Expr) (dexpr, bool) {
+	switch e.Kind() {
+	case celast.LiteralKind:
+		return literal(e.AsLiteral())
+	case celast.IdentKind:
+		return c.ident(e.AsIdent())
+	case celast.SelectKind:
+		return c.selection(e.AsSelect())
+	case celast.ListKind:
+		return c.list(e.AsList())
+	case celast.CallKind:
+		return c.call(e.AsCall())
+	case celast.ComprehensionKind:
+		return c.comprehension(e.AsComprehension())
+	}
+	return nil, false
+}
+
+func literal(v any) (dexpr, bool) {
+	var d dval
+	switch x := v.(type) {
+	case types.Bool:
+		d = dBoolOf(bool(x))
+	case types.Int:
+		d = dval{k: dInt, i: int64(x)}
+	case types.String:
+		d = dval{k: dString, s: string(x)}
+	case types.Null:
+		d = dval{k: dNull}
+	default:
+		return nil, false
+	}
+	return func(*dframe) (dval, bool) { return d, true }, true
+}
+
+func (c *dcompiler) ident(name string) (dexpr, bool) {
+	for i := len(c.scope) - 1; i >= 0; i-- {
+		if c.scope[i] == name {
+			return func(f *dframe) (dval, bool) { return f.slots[f.base+i], true }, true
+		}
+	}
+	var doc int
+	switch name {
+	case plugincel.ObjectVarName:
+		doc = 0
+	case plugincel.OldObjectVarName:
+		doc = 1
+	default:
+		return nil, false
+	}
+	return func(f *dframe) (dval, bool) {
+		d := f.docs[doc]
+		if d == nil {
+			return dval{k: dNull}, true
+		}
+		return d.rootValue(), true
+	}, true
+}
+
+func (c *dcompiler) shadowed(name string) bool {
+	for _, s := range c.scope {
+		if s == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *dcompiler) selection(s celast.SelectExpr) (dexpr, bool) {
+	op := s.Operand()
+	if op.Kind() == celast.IdentKind && op.AsIdent() == plugincel.VariableVarName && !c.shadowed(plugincel.VariableVarName) {
+		if s.IsTestOnly() {
+			return nil, false
+		}
+		i, ok := c.vars[s.FieldName()]
+		if !ok || c.plans[i] == nil {
+			return nil, false
+		}
+		return func(f *dframe) (dval, bool) { return f.variable(i) }, true
+	}
+	operand, ok := c.compile(op)
+	if !ok {
+		return nil, false
+	}
+	name := s.FieldName()
+	if s.IsTestOnly() {
+		return func(f *dframe) (dval, bool) {
+			v, ok := operand(f)
+			if !ok || v.k != dObject || v.opt {
+				return dval{}, false
+			}
+			_, has := v.field(name)
+			return dBoolOf(has), true
+		}, true
+	}
+	return func(f *dframe) (dval, bool) {
+		v, ok := operand(f)
+		if !ok || v.k != dObject || v.opt {
+			return dval{}, false
+		}
+		return v.field(name) // no such key: cel-go's error
+	}, true
+}
+
+// variable is the value of the frame's variable i, evaluated on first
+// read; an independent one shared by every policy of the review.
+func (f *dframe) variable(i int) (dval, bool) {
+	v := &f.vars[i]
+	switch v.state {
+	case 1:
+		return v.val, true
+	case 2:
+		return dval{}, false
+	}
+	p := f.plans[i]
+	val, ok := dval{}, false
+	if s, found := f.shared[p.text]; found && p.independent {
+		val, ok = s, true
+	} else if f.base+2*maxSlots <= frameSlots {
+		f.base += maxSlots
+		val, ok = p.eval(f)
+		f.base -= maxSlots
+		if ok && p.independent {
+			f.shared[p.text] = val
+		}
+	}
+	if !ok {
+		v.state = 2
+		return dval{}, false
+	}
+	v.state, v.val = 1, val
+	return val, true
+}
+
+func (c *dcompiler) list(l celast.ListExpr) (dexpr, bool) {
+	if len(l.OptionalIndices()) > 0 {
+		return nil, false
+	}
+	elems, ok := c.all(l.Elements())
+	if !ok {
+		return nil, false
+	}
+	return func(f *dframe) (dval, bool) {
+		out := make([]dval, len(elems))
+		for i, e := range elems {
+			v, ok := e(f)
+			if !ok {
+				return dval{}, false
+			}
+			out[i] = v
+		}
+		return dval{k: dList, list: out}, true
+	}, true
+}
+
+func (c *dcompiler) all(es []celast.Expr) ([]dexpr, bool) {
+	out := make([]dexpr, len(es))
+	for i, e := range es {
+		x, ok := c.compile(e)
+		if !ok {
+			return nil, false
+		}
+		out[i] = x
+	}
+	return out, true
+}
+
+func (c *dcompiler) call(call celast.CallExpr) (dexpr, bool) {
+	args := call.Args()
+	if call.IsMemberFunction() {
+		args = append([]celast.Expr{call.Target()}, args...)
+	}
+	if call.FunctionName() == operators.OptSelect {
+		return c.optSelect(args)
+	}
+	xs, ok := c.all(args)
+	if !ok {
+		return nil, false
+	}
+	fn := call.FunctionName()
+	member := call.IsMemberFunction()
+	switch {
+	case len(xs) == 1 && fn == operators.LogicalNot:
+		return unary(xs[0], func(v dval) (dval, bool) { return dBoolOf(!v.b), v.k == dBool && !v.opt })
+	case len(xs) == 1 && fn == operators.NotStrictlyFalse:
+		return unary(xs[0], func(v dval) (dval, bool) { return v, v.k == dBool && !v.opt })
+	case len(xs) == 1 && fn == overloads.Size:
+		return unary(xs[0], func(v dval) (dval, bool) {
+			n, ok := v.size()
+			return dval{k: dInt, i: n}, ok && !v.opt
+		})
+	case len(xs) == 2 && fn == operators.LogicalAnd:
+		return logical(xs[0], xs[1], false), true
+	case len(xs) == 2 && fn == operators.LogicalOr:
+		return logical(xs[0], xs[1], true), true
+	case len(xs) == 3 && fn == operators.Conditional:
+		cond, then, els := xs[0], xs[1], xs[2]
+		return func(f *dframe) (dval, bool) {
+			v, ok := cond(f)
+			if !ok || v.k != dBool || v.opt {
+				return dval{}, false
+			}
+			if v.b {
+				return then(f)
+			}
+			return els(f)
+		}, true
+	case len(xs) == 2 && (fn == operators.Equals || fn == operators.NotEquals):
+		neg := fn == operators.NotEquals
+		return binary(xs[0], xs[1], func(a, b dval) (dval, bool) {
+			eq, ok := a.equal(b)
+			return dBoolOf(eq != neg), ok
+		})
+	case len(xs) == 2 && fn == operators.In:
+		return binary(xs[0], xs[1], in)
+	case len(xs) == 2 && (fn == operators.Less || fn == operators.LessEquals || fn == operators.Greater || fn == operators.GreaterEquals):
+		return binary(xs[0], xs[1], func(a, b dval) (dval, bool) {
+			if a.k != dInt || b.k != dInt || a.opt || b.opt {
+				return dval{}, false
+			}
+			switch fn {
+			case operators.Less:
+				return dBoolOf(a.i < b.i), true
+			case operators.LessEquals:
+				return dBoolOf(a.i <= b.i), true
+			case operators.Greater:
+				return dBoolOf(a.i > b.i), true
+			}
+			return dBoolOf(a.i >= b.i), true
+		})
+	case len(xs) == 2 && fn == operators.Add:
+		return binary(xs[0], xs[1], add)
+	case len(xs) == 2 && fn == operators.Index:
+		return binary(xs[0], xs[1], index)
+	case len(xs) == 2 && member && (fn == overloads.StartsWith || fn == overloads.EndsWith || fn == overloads.Contains):
+		return binary(xs[0], xs[1], func(a, b dval) (dval, bool) {
+			if a.k != dString || b.k != dString || a.opt || b.opt {
+				return dval{}, false
+			}
+			switch fn {
+			case overloads.StartsWith:
+				return dBoolOf(strings.HasPrefix(a.s, b.s)), true
+			case overloads.EndsWith:
+				return dBoolOf(strings.HasSuffix(a.s, b.s)), true
+			}
+			return dBoolOf(strings.Contains(a.s, b.s)), true
+		})
+	case len(xs) == 2 && member && fn == "orValue":
+		return binary(xs[0], xs[1], func(a, b dval) (dval, bool) {
+			switch {
+			case a.k == dNone:
+				return b, true
+			case a.opt:
+				a.opt = false
+				return a, true
+			}
+			return dval{}, false
+		})
+	case len(xs) == 1 && member && fn == "hasValue":
+		return unary(xs[0], func(v dval) (dval, bool) { return dBoolOf(v.k != dNone), v.opt || v.k == dNone })
+	}
+	return nil, false
+}
+
+// optSelect is x.?name: optional.none() when the object x has no member
+// name, else optional.of its value; on an optional x, none stays none and
+// a value is selected from.
+func (c *dcompiler) optSelect(args []celast.Expr) (dexpr, bool) {
+	if len(args) != 2 || args[1].Kind() != celast.LiteralKind {
+		return nil, false
+	}
+	name, ok := args[1].AsLiteral().(types.String)
+	if !ok {
+		return nil, false
+	}
+	operand, ok := c.compile(args[0])
+	if !ok {
+		return nil, false
+	}
+	return func(f *dframe) (dval, bool) {
+		v, ok := operand(f)
+		if !ok || v.k == dNone {
+			return v, ok
+		}
+		if v.k != dObject {
+			return dval{}, false
+		}
+		m, has := v.field(string(name))
+		if !has {
+			return dval{k: dNone}, true
+		}
+		m.opt = true
+		return m, true
+	}, true
+}
+
+func unary(x dexpr, op func(dval) (dval, bool)) (dexpr, bool) {
+	return func(f *dframe) (dval, bool) {
+		v, ok := x(f)
+		if !ok {
+			return dval{}, false
+		}
+		return op(v)
+	}, true
+}
+
+func binary(x, y dexpr, op func(a, b dval) (dval, bool)) (dexpr, bool) {
+	return func(f *dframe) (dval, bool) {
+		a, ok := x(f)
+		if !ok {
+			return dval{}, false
+		}
+		b, ok := y(f)
+		if !ok {
+			return dval{}, false
+		}
+		return op(a, b)
+	}, true
+}
+
+// logical is && (or ||, when or): the left side decides alone when it is
+// false (true); otherwise the right side, which must be a bool.
+func logical(x, y dexpr, or bool) dexpr {
+	return func(f *dframe) (dval, bool) {
+		a, ok := x(f)
+		if !ok || a.k != dBool || a.opt {
+			return dval{}, false
+		}
+		if a.b == or {
+			return a, true
+		}
+		b, ok := y(f)
+		if !ok || b.k != dBool || b.opt {
+			return dval{}, false
+		}
+		return b, true
+	}
+}
+
+// in is a in b: a key of the object b, or an element of the list b equal
+// to a (every element of a's kind).
+func in(a, b dval) (dval, bool) {
+	if a.opt || b.opt {
+		return dval{}, false
+	}
+	if b.k == dObject {
+		if a.k != dString {
+			return dval{}, false
+		}
+		_, has := b.field(a.s)
+		return dBoolOf(has), true
+	}
+	found, ok := false, true
+	if !b.each(func(e dval) bool {
+		eq, same := a.equal(e)
+		if !same {
+			ok = false
+			return false
+		}
+		found = found || eq
+		return true
+	}) {
+		return dval{}, false
+	}
+	return dBoolOf(found), ok
+}
+
+// add is a + b for ints (no overflow), strings and lists.
+func add(a, b dval) (dval, bool) {
+	if a.opt || b.opt {
+		return dval{}, false
+	}
+	switch {
+	case a.k == dInt && b.k == dInt:
+		s := a.i + b.i
+		if (s > a.i) != (b.i > 0) {
+			return dval{}, false // overflow: cel-go's error
+		}
+		return dval{k: dInt, i: s}, true
+	case a.k == dString && b.k == dString:
+		return dval{k: dString, s: a.s + b.s}, true
+	}
+	x, ok := a.elements()
+	if !ok {
+		return dval{}, false
+	}
+	y, ok := b.elements()
+	if !ok {
+		return dval{}, false
+	}
+	out := make([]dval, 0, len(x)+len(y))
+	return dval{k: dList, list: append(append(out, x...), y...)}, true
+}
+
+// index is a[b]: the element of the list a at the int b, or the member
+// of the object a named by the string b.
+func index(a, b dval) (dval, bool) {
+	if a.opt || b.opt {
+		return dval{}, false
+	}
+	switch {
+	case a.k == dObject && b.k == dString:
+		return a.field(b.s)
+	case b.k == dInt && (a.k == dList || a.k == dArray):
+		var out dval
+		i, found := int64(0), false
+		a.each(func(e dval) bool {
+			if i == b.i {
+				out, found = e, true
+				return false
+			}
+			i++
+			return true
+		})
+		return out, found
+	}
+	return dval{}, false
+}
+
+// comprehension evaluates a comprehension over a list as cel-go's folder
+// does: for each element, the loop condition (a false one stops), then
+// the step into the accumulator; then the result.
+func (c *dcompiler) comprehension(x celast.ComprehensionExpr) (dexpr, bool) {
+	if x.HasIterVar2() || len(c.scope)+2 > maxSlots {
+		return nil, false
+	}
+	rng, ok := c.compile(x.IterRange())
+	if !ok {
+		return nil, false
+	}
+	init, ok := c.compile(x.AccuInit())
+	if !ok {
+		return nil, false
+	}
+	accu := len(c.scope)
+	c.scope = append(c.scope, x.AccuVar())
+	defer func() { c.scope = c.scope[:accu] }()
+	result, ok := c.compile(x.Result())
+	if !ok {
+		return nil, false
+	}
+	iter := len(c.scope)
+	c.scope = append(c.scope, x.IterVar())
+	cond, ok := c.compile(x.LoopCondition())
+	if !ok {
+		return nil, false
+	}
+	step, ok := c.compile(x.LoopStep())
+	if !ok {
+		return nil, false
+	}
+	return func(f *dframe) (dval, bool) {
+		r, ok := rng(f)
+		if !ok || r.opt || (r.k != dList && r.k != dArray) {
+			return dval{}, false
+		}
+		a, ok := init(f)
+		if !ok {
+			return dval{}, false
+		}
+		f.slots[f.base+accu] = a
+		failed := false
+		r.each(func(e dval) bool {
+			f.slots[f.base+iter] = e
+			c, ok := cond(f)
+			if !ok || c.k != dBool || c.opt {
+				failed = true
+				return false
+			}
+			if !c.b {
+				return false
+			}
+			s, ok := step(f)
+			if !ok {
+				failed = true
+				return false
+			}
+			f.slots[f.base+accu] = s
+			return true
+		})
+		if failed {
+			return dval{}, false
+		}
+		return result(f)
+	}, true
+}

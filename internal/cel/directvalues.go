@@ -1,0 +1,256 @@
+package cel
+
+import (
+	"bytes"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/valyala/fastjson/fastfloat"
+
+	"github.com/tollgate-dev/tollgate/internal/jsonscan"
+)
+
+// dkind is the kind of a direct value (direct.go).
+type dkind uint8
+
+const (
+	dNull dkind = iota
+	dBool
+	dInt
+	dString
+	dObject // a JSON object of a document
+	dArray  // a JSON array of a document
+	dList   // a list the expression made
+	dNone   // optional.none()
+	dOther  // a value the direct evaluator carries but does not operate on (a double)
+)
+
+// dval is a value of the direct evaluator: what cel-go's value would be,
+// for the kinds it models. A value read from a document keeps its span
+// there (doc, start, end), so that it can be handed to cel-go as the lazy
+// values make it (refVal). opt: an optional holding the value (optional.of;
+// dNone is the empty one).
+type dval struct {
+	k          dkind
+	opt, b     bool
+	i          int64
+	s          string
+	doc        *document
+	start, end int
+	list       []dval
+}
+
+var dTrue, dFalse = dval{k: dBool, b: true}, dval{k: dBool}
+
+func dBoolOf(b bool) dval { return dval{k: dBool, b: b} }
+
+// jsonValue is the value at span of d, as member (lazy.go) reads it:
+// strings unescaped as fastjson unescapes them (the raw bytes when there
+// is nothing to unescape), numbers as fastfloat's int64 where it reads
+// one (else a double, not operated on), objects and arrays by their span.
+func jsonValue(d *document, s jsonscan.Span) dval {
+	raw := d.raw[s.Start:s.End]
+	v := dval{doc: d, start: s.Start, end: s.End}
+	switch raw[0] {
+	case '{':
+		v.k = dObject
+	case '[':
+		v.k = dArray
+	case '"':
+		v.k = dString
+		inner := raw[1 : len(raw)-1]
+		if bytes.IndexByte(inner, '\\') < 0 {
+			v.s = unsafe.String(unsafe.SliceData(inner), len(inner))
+		} else {
+			v.s = jsonscan.Unescape(raw)
+		}
+	case 't':
+		v.k, v.b = dBool, true
+	case 'f':
+		v.k = dBool
+	case 'n':
+		v.k = dNull
+	default:
+		if i, err := fastfloat.ParseInt64(unsafe.String(unsafe.SliceData(raw), len(raw))); err == nil {
+			v.k, v.i = dInt, i
+		} else {
+			v.k = dOther
+		}
+	}
+	return v
+}
+
+// directRead is what the direct evaluator read of a document, kept for
+// the review's other policies: the members of objects and the elements
+// of arrays, by where they start.
+type directRead struct {
+	end      int // the object's, once read
+	members  map[int][]dmember
+	elements map[int][]jsonscan.Span
+}
+
+// rootValue is the document's object.
+func (d *document) rootValue() dval {
+	if d.read.end == 0 {
+		d.read.end = d.index.End(d.raw, d.start)
+	}
+	return dval{k: dObject, doc: d, start: d.start, end: d.read.end}
+}
+
+// dmember is a member of an object: its name, unescaped, and its value.
+type dmember struct {
+	name string
+	at   jsonscan.Span
+}
+
+// membersAt are the members of the object at d.raw[start], in order,
+// repeated names included.
+func (d *document) membersAt(start int) []dmember {
+	if m, ok := d.read.members[start]; ok {
+		return m
+	}
+	var out []dmember
+	for k, s := range d.index.Members(d.raw, start) {
+		inner := k[1 : len(k)-1]
+		name := unsafe.String(unsafe.SliceData(inner), len(inner)) // the review's bytes, kept as long
+		if bytes.IndexByte(inner, '\\') >= 0 {
+			name = jsonscan.Unescape(k)
+		}
+		out = append(out, dmember{name, s})
+	}
+	if d.read.members == nil {
+		d.read.members = map[int][]dmember{}
+	}
+	d.read.members[start] = out
+	return out
+}
+
+// elementsAt are the elements of the array at d.raw[start], in order.
+func (d *document) elementsAt(start int) []jsonscan.Span {
+	if e, ok := d.read.elements[start]; ok {
+		return e
+	}
+	var out []jsonscan.Span
+	for s := range d.index.Elements(d.raw, start) {
+		out = append(out, s)
+	}
+	if d.read.elements == nil {
+		d.read.elements = map[int][]jsonscan.Span{}
+	}
+	d.read.elements[start] = out
+	return out
+}
+
+// field is the member name of the JSON object v, the last of that name as
+// decoding keeps it; false when there is none.
+func (v dval) field(name string) (dval, bool) {
+	ms := v.doc.membersAt(v.start)
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].name == name {
+			return jsonValue(v.doc, ms[i].at), true
+		}
+	}
+	return dval{}, false
+}
+
+// each calls f with each element of the list v (a JSON array or a made
+// list) until f returns false; false when v is no list.
+func (v dval) each(f func(dval) bool) bool {
+	switch v.k {
+	case dList:
+		for _, e := range v.list {
+			if !f(e) {
+				break
+			}
+		}
+		return true
+	case dArray:
+		for _, s := range v.doc.elementsAt(v.start) {
+			if !f(jsonValue(v.doc, s)) {
+				break
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// elements are the elements of the list v, false when v is no list.
+func (v dval) elements() ([]dval, bool) {
+	if v.k == dList {
+		return v.list, true
+	}
+	var out []dval
+	ok := v.each(func(e dval) bool { out = append(out, e); return true })
+	return out, ok
+}
+
+// size is size(v) as cel-go has it, for lists and strings (code points);
+// false otherwise (a map's size counts its distinct keys, which a JSON
+// object with a repeated name does not show).
+func (v dval) size() (int64, bool) {
+	switch v.k {
+	case dString:
+		return int64(utf8.RuneCountInString(v.s)), true
+	case dList:
+		return int64(len(v.list)), true
+	case dArray:
+		return int64(len(v.doc.elementsAt(v.start))), true
+	}
+	return 0, false
+}
+
+// equal is v == w as cel-go decides it, for two scalars of one kind
+// (null, bool, int, string); false in ok otherwise (other kinds, and
+// mixed kinds, whose heterogeneous equality is not modelled).
+func (v dval) equal(w dval) (eq, ok bool) {
+	if v.opt || w.opt || v.k != w.k {
+		return false, false
+	}
+	switch v.k {
+	case dNull:
+		return true, true
+	case dBool:
+		return v.b == w.b, true
+	case dInt:
+		return v.i == w.i, true
+	case dString:
+		return v.s == w.s, true
+	}
+	return false, false
+}
+
+// refVal is v as cel-go's value: a document's value as the lazy values
+// read it (member, through the review's adapter), a made list as cel-go's
+// list of those.
+func (v dval) refVal(adapter *values) ref.Val {
+	var val ref.Val
+	switch {
+	case v.k == dNone:
+		return types.OptionalNone
+	case v.doc != nil:
+		val = adapter.NativeToValue(member(v.doc, jsonscan.Span{Start: v.start, End: v.end}))
+	case v.k == dList:
+		elems := make([]ref.Val, len(v.list))
+		for i, e := range v.list {
+			elems[i] = e.refVal(adapter)
+		}
+		val = types.NewRefValList(adapter, elems)
+	case v.k == dNull:
+		val = types.NullValue
+	case v.k == dBool:
+		val = types.Bool(v.b)
+	case v.k == dInt:
+		val = types.Int(v.i)
+	case v.k == dString:
+		val = types.String(v.s)
+	default:
+		return types.NewErr("no value")
+	}
+	if v.opt {
+		return types.OptionalOf(val)
+	}
+	return val
+}
