@@ -14,11 +14,12 @@ import (
 // into Go closures that read the review's JSON (the documents' spans)
 // without making CEL values, for a subset of CEL whose semantics are
 // plain: field selection, has() and optional selection (.?, orValue) on
-// objects; object, oldObject and the policy's variables; literals and
-// list literals; !, &&, ||, ?:; == and != between scalars of one kind
+// objects; object, oldObject and the policy's variables; literals, list
+// literals and the empty map; !, &&, ||, ?:; == and != between scalars of one kind
 // (null, bool, int, string); in over lists and objects' keys; <, <=, >,
 // >= between ints; + of ints, strings and lists; size(); startsWith,
-// endsWith, contains; [] on lists and objects; and the comprehensions the
+// endsWith, contains, and the strings extension's indexOf, lastIndexOf
+// and substring with one argument; [] on lists and objects; and the comprehensions the
 // macros make (all, exists, exists_one, filter, map) over lists.
 //
 // It decides nothing on its own. Each evaluation either gives the value
@@ -121,6 +122,11 @@ func (c *dcompiler) compile(e celast.Expr) (dexpr, bool) {
 		return c.selection(e.AsSelect())
 	case celast.ListKind:
 		return c.list(e.AsList())
+	case celast.MapKind:
+		if e.AsMap().Size() > 0 {
+			return nil, false
+		}
+		return func(*dframe) (dval, bool) { return dval{k: dObject}, true }, true // {}: no document, no members
 	case celast.CallKind:
 		return c.call(e.AsCall())
 	case celast.ComprehensionKind:
@@ -358,6 +364,16 @@ func (c *dcompiler) call(call celast.CallExpr) (dexpr, bool) {
 			}
 			return dBoolOf(strings.Contains(a.s, b.s)), true
 		})
+	case len(xs) == 2 && member && (fn == "indexOf" || fn == "lastIndexOf"):
+		last := fn == "lastIndexOf"
+		return binary(xs[0], xs[1], func(a, b dval) (dval, bool) {
+			if a.k != dString || b.k != dString || a.opt || b.opt {
+				return dval{}, false // a list's indexOf, among others
+			}
+			return dval{k: dInt, i: runeIndex(a.s, b.s, last)}, true
+		})
+	case len(xs) == 2 && member && fn == "substring":
+		return binary(xs[0], xs[1], directSubstring)
 	case len(xs) == 2 && member && fn == "orValue":
 		return binary(xs[0], xs[1], func(a, b dval) (dval, bool) {
 			switch {
@@ -528,6 +544,62 @@ func index(a, b dval) (dval, bool) {
 		return out, found
 	}
 	return dval{}, false
+}
+
+// directSubstring is a.substring(b) of cel-go's strings extension: from
+// the code point b on; false for an index out of range.
+func directSubstring(a, b dval) (dval, bool) {
+	if a.k != dString || b.k != dInt || a.opt || b.opt {
+		return dval{}, false
+	}
+	runes := []rune(a.s)
+	if b.i < 0 || b.i > int64(len(runes)) {
+		return dval{}, false // index out of range
+	}
+	return dval{k: dString, s: string(runes[b.i:])}, true
+}
+
+// runeIndex is cel-go's strings extension's indexOf(str, substr) (or
+// lastIndexOf): the index in code points of the first (last) occurrence,
+// -1 for none, the strings compared as runes (invalid UTF-8 read as
+// U+FFFD), as it compares them.
+func runeIndex(str, substr string, last bool) int64 {
+	runes := []rune(str)
+	if substr == "" {
+		if last {
+			return int64(len(runes))
+		}
+		return 0
+	}
+	if last && len(str) < len(substr) {
+		return -1
+	}
+	sub := []rune(substr)
+	match := func(i int) bool {
+		for j := range sub {
+			if runes[i+j] != sub[j] {
+				return false
+			}
+		}
+		return true
+	}
+	if last {
+		for i := min(len(runes)-1, len(runes)-len(sub)); i >= 0; i-- {
+			if match(i) {
+				return int64(i)
+			}
+		}
+		return -1
+	}
+	if len(runes) == 0 {
+		return -1
+	}
+	for i := 0; i < len(runes)-(len(sub)-1); i++ {
+		if match(i) {
+			return int64(i)
+		}
+	}
+	return -1
 }
 
 // comprehension evaluates a comprehension over a list as cel-go's folder

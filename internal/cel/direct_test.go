@@ -41,7 +41,16 @@ func TestDirectAsCEL(t *testing.T) {
 		p, c := checkDirect(t, programs, name, in)
 		planned, compared = planned+p, compared+c
 	}
-	t.Logf("%d programs: %d evaluations planned, %d given a value and compared", len(programs), planned, compared)
+	var direct int
+	var not []string
+	for _, p := range programs {
+		if p.p.Direct() {
+			direct++
+		} else {
+			not = append(not, p.name)
+		}
+	}
+	t.Logf("%d programs, %d with every rule planned (not: %v): %d evaluations planned, %d given a value and compared", len(programs), direct, not, planned, compared)
 	if compared < planned/2 {
 		t.Errorf("the direct evaluator gave a value for %d of %d planned evaluations, want at least half", compared, planned)
 	}

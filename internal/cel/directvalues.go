@@ -20,7 +20,7 @@ const (
 	dBool
 	dInt
 	dString
-	dObject // a JSON object of a document
+	dObject // a JSON object of a document, or the empty map {} (no document)
 	dArray  // a JSON array of a document
 	dList   // a list the expression made
 	dNone   // optional.none()
@@ -146,6 +146,9 @@ func (d *document) elementsAt(start int) []jsonscan.Span {
 // field is the member name of the JSON object v, the last of that name as
 // decoding keeps it; false when there is none.
 func (v dval) field(name string) (dval, bool) {
+	if v.doc == nil { // the empty map {}
+		return dval{}, false
+	}
 	ms := v.doc.membersAt(v.start)
 	for i := len(ms) - 1; i >= 0; i-- {
 		if ms[i].name == name {
@@ -232,6 +235,8 @@ func (v dval) refVal(adapter *values) ref.Val {
 		return types.OptionalNone
 	case v.doc != nil:
 		val = adapter.NativeToValue(member(v.doc, jsonscan.Span{Start: v.start, End: v.end}))
+	case v.k == dObject:
+		val = types.NewStringInterfaceMap(adapter, map[string]any{})
 	case v.k == dList:
 		elems := make([]ref.Val, len(v.list))
 		for i, e := range v.list {

@@ -238,3 +238,7 @@ func (p *Program) CheckDirect(in *Input) DirectCheck {
 
 // Log2Up is log2Up.
 var Log2Up = log2Up
+
+// Direct tells whether every rule of p has a plan for the direct
+// evaluator, which the fast path then uses.
+func (p *Program) Direct() bool { return p.fast != nil && p.fast.directRules != nil }
