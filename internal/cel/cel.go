@@ -178,6 +178,7 @@ func compile(spec Spec, path *field.Path) (*Program, validating.Validator, field
 	if planned {
 		p.fast = fast
 		fast.directVars, fast.directRules = directPlans(p.variables, fast.rules)
+		_, fast.directMessages = directPlans(p.variables, fast.messages)
 		if slices.ContainsFunc(fast.directRules, func(e dexpr) bool { return e == nil }) {
 			fast.directRules = nil
 		}

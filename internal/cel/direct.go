@@ -1,6 +1,7 @@
 package cel
 
 import (
+	"slices"
 	"strings"
 
 	celast "github.com/google/cel-go/common/ast"
@@ -18,19 +19,20 @@ import (
 // literals and the empty map; !, &&, ||, ?:; == and != between scalars of one kind
 // (null, bool, int, string); in over lists and objects' keys; <, <=, >,
 // >= between ints; + of ints, strings and lists; size(); startsWith,
-// endsWith, contains, and the strings extension's indexOf, lastIndexOf
-// and substring with one argument; [] on lists and objects; and the comprehensions the
+// endsWith, contains, and the strings extension's indexOf, lastIndexOf,
+// substring with one argument and join; [] on lists and objects; and the comprehensions the
 // macros make (all, exists, exists_one, filter, map) over lists.
 //
-// It decides nothing on its own. Each evaluation either gives the value
-// cel-go gives, or gives up (ok false) wherever cel-go's answer would
-// involve anything else: an error (no such key, no such overload,
-// overflow), a kind it does not model (a double, a map made by the
-// expression), heterogeneous equality, a map's iteration order. Giving up
-// sends the rule to cel-go (the untracked program, then the tracked path),
-// as does a false rule: the fast path's only outcome is "every rule
-// admits", so a true it gives must be cel-go's true, and
-// TestDirectAsCEL compares its every value with cel-go's.
+// Each evaluation either gives the value cel-go gives, or gives up (ok
+// false) wherever cel-go's answer would involve anything else: an error
+// (no such key, no such overload, overflow), a kind it does not model (a
+// double, a non-empty map made by the expression), heterogeneous
+// equality, a map's iteration order. Giving up sends the policy to cel-go
+// (the untracked programs, then the tracked path). Where the bound proves
+// that no cost limit can be reached, its values decide the policy as the
+// validator would (directpath.go): TestDirectAsCEL compares its every
+// value with cel-go's, and TestEvaluateAsReference its decisions with the
+// validator's.
 
 // dframe is one evaluation: the documents, the policy's variables as far
 // as evaluated, and the comprehensions' variables: each plan numbers its
@@ -187,7 +189,7 @@ func (c *dcompiler) shadowed(name string) bool {
 
 func (c *dcompiler) selection(s celast.SelectExpr) (dexpr, bool) {
 	op := s.Operand()
-	if op.Kind() == celast.IdentKind && op.AsIdent() == plugincel.VariableVarName && !c.shadowed(plugincel.VariableVarName) {
+	if c.isVariable(s) {
 		if s.IsTestOnly() {
 			return nil, false
 		}
@@ -197,28 +199,51 @@ func (c *dcompiler) selection(s celast.SelectExpr) (dexpr, bool) {
 		}
 		return func(f *dframe) (dval, bool) { return f.variable(i) }, true
 	}
+	// A chain of selections (object.spec.securityContext) is one closure
+	// walking the names.
+	names := []string{s.FieldName()}
+	for op.Kind() == celast.SelectKind && !op.AsSelect().IsTestOnly() && !c.isVariable(op.AsSelect()) {
+		names = append(names, op.AsSelect().FieldName())
+		op = op.AsSelect().Operand()
+	}
+	slices.Reverse(names)
 	operand, ok := c.compile(op)
 	if !ok {
 		return nil, false
 	}
-	name := s.FieldName()
+	walk, last := names[:len(names)-1], names[len(names)-1]
 	if s.IsTestOnly() {
 		return func(f *dframe) (dval, bool) {
 			v, ok := operand(f)
+			for _, n := range walk {
+				if !ok || v.k != dObject || v.opt {
+					return dval{}, false
+				}
+				v, ok = v.field(n) // no such key: cel-go's error
+			}
 			if !ok || v.k != dObject || v.opt {
 				return dval{}, false
 			}
-			_, has := v.field(name)
+			_, has := v.field(last)
 			return dBoolOf(has), true
 		}, true
 	}
 	return func(f *dframe) (dval, bool) {
 		v, ok := operand(f)
-		if !ok || v.k != dObject || v.opt {
-			return dval{}, false
+		for _, n := range names {
+			if !ok || v.k != dObject || v.opt {
+				return dval{}, false
+			}
+			v, ok = v.field(n)
 		}
-		return v.field(name) // no such key: cel-go's error
+		return v, ok
 	}, true
+}
+
+// isVariable tells whether s reads a variable (variables.name).
+func (c *dcompiler) isVariable(s celast.SelectExpr) bool {
+	op := s.Operand()
+	return op.Kind() == celast.IdentKind && op.AsIdent() == plugincel.VariableVarName && !c.shadowed(plugincel.VariableVarName)
 }
 
 // variable is the value of the frame's variable i, evaluated on first
@@ -374,6 +399,12 @@ func (c *dcompiler) call(call celast.CallExpr) (dexpr, bool) {
 		})
 	case len(xs) == 2 && member && fn == "substring":
 		return binary(xs[0], xs[1], directSubstring)
+	case (len(xs) == 1 || len(xs) == 2) && member && fn == "join":
+		sep := func(*dframe) (dval, bool) { return dval{k: dString}, true }
+		if len(xs) == 2 {
+			sep = xs[1]
+		}
+		return binary(xs[0], sep, joined)
 	case len(xs) == 2 && member && fn == "orValue":
 		return binary(xs[0], xs[1], func(a, b dval) (dval, bool) {
 			switch {
@@ -544,6 +575,31 @@ func index(a, b dval) (dval, bool) {
 		return out, found
 	}
 	return dval{}, false
+}
+
+// joined is the strings extension's list.join(sep): the elements, which
+// must all be strings, joined by sep.
+func joined(list, sep dval) (dval, bool) {
+	if sep.k != dString || sep.opt || list.opt {
+		return dval{}, false
+	}
+	var b strings.Builder
+	n, ok := 0, true
+	if !list.each(func(e dval) bool {
+		if e.k != dString || e.opt {
+			ok = false
+			return false
+		}
+		if n > 0 {
+			b.WriteString(sep.s)
+		}
+		b.WriteString(e.s)
+		n++
+		return true
+	}) || !ok {
+		return dval{}, false // join: invalid input
+	}
+	return dval{k: dString, s: b.String()}, true
 }
 
 // directSubstring is a.substring(b) of cel-go's strings extension: from

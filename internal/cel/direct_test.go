@@ -9,7 +9,7 @@ import (
 
 // checkDirect runs CheckDirect for every program on one input, reporting
 // each problem, and returns the counts.
-func checkDirect(t *testing.T, programs []named, name string, in func() *cel.Input) (planned, compared int) {
+func checkDirect(t *testing.T, programs []named, name string, in func() *cel.Input) (total cel.DirectCheck) {
 	t.Helper()
 	input := fastInput(in())
 	for _, p := range programs {
@@ -17,9 +17,10 @@ func checkDirect(t *testing.T, programs []named, name string, in func() *cel.Inp
 		for _, problem := range c.Problems {
 			t.Errorf("%s on %s: %s", p.name, name, problem)
 		}
-		planned, compared = planned+c.Planned, compared+c.Compared
+		total.Planned, total.Compared = total.Planned+c.Planned, total.Compared+c.Compared
+		total.Sizes, total.SameSizes = total.Sizes+c.Sizes, total.SameSizes+c.SameSizes
 	}
-	return planned, compared
+	return total
 }
 
 // TestDirectAsCEL: wherever the direct evaluator gives a value for an
@@ -36,11 +37,13 @@ func TestDirectAsCEL(t *testing.T) {
 			programs = append(programs, named{p.Name(), p.Program()})
 		}
 	}
-	var planned, compared int
+	var total cel.DirectCheck
 	for name, in := range inputs(t) {
-		p, c := checkDirect(t, programs, name, in)
-		planned, compared = planned+p, compared+c
+		c := checkDirect(t, programs, name, in)
+		total.Planned, total.Compared = total.Planned+c.Planned, total.Compared+c.Compared
+		total.Sizes, total.SameSizes = total.Sizes+c.Sizes, total.SameSizes+c.SameSizes
 	}
+	planned, compared := total.Planned, total.Compared
 	var direct int
 	var not []string
 	for _, p := range programs {
@@ -50,7 +53,7 @@ func TestDirectAsCEL(t *testing.T) {
 			not = append(not, p.name)
 		}
 	}
-	t.Logf("%d programs, %d with every rule planned (not: %v): %d evaluations planned, %d given a value and compared", len(programs), direct, not, planned, compared)
+	t.Logf("%d programs, %d with every rule planned (not: %v): %d evaluations planned, %d given a value and compared; variables' sizes %d of %d the same", len(programs), direct, not, planned, compared, total.SameSizes, total.Sizes)
 	if compared < planned/2 {
 		t.Errorf("the direct evaluator gave a value for %d of %d planned evaluations, want at least half", compared, planned)
 	}

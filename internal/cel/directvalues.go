@@ -89,6 +89,11 @@ type directRead struct {
 	end      int // the object's, once read
 	members  map[int][]dmember
 	elements map[int][]jsonscan.Span
+	// memberSlab and elementSlab hold the slices of members and elements
+	// end to end: a few allocations per review instead of a few per
+	// object.
+	memberSlab  []dmember
+	elementSlab []jsonscan.Span
 }
 
 // rootValue is the document's object.
@@ -111,18 +116,20 @@ func (d *document) membersAt(start int) []dmember {
 	if m, ok := d.read.members[start]; ok {
 		return m
 	}
-	var out []dmember
+	if d.read.members == nil {
+		d.read.members = make(map[int][]dmember, 32)
+		d.read.memberSlab = make([]dmember, 0, 256)
+	}
+	from := len(d.read.memberSlab)
 	for k, s := range d.index.Members(d.raw, start) {
 		inner := k[1 : len(k)-1]
 		name := unsafe.String(unsafe.SliceData(inner), len(inner)) // the review's bytes, kept as long
 		if bytes.IndexByte(inner, '\\') >= 0 {
 			name = jsonscan.Unescape(k)
 		}
-		out = append(out, dmember{name, s})
+		d.read.memberSlab = append(d.read.memberSlab, dmember{name, s})
 	}
-	if d.read.members == nil {
-		d.read.members = map[int][]dmember{}
-	}
+	out := d.read.memberSlab[from:len(d.read.memberSlab):len(d.read.memberSlab)]
 	d.read.members[start] = out
 	return out
 }
@@ -132,13 +139,15 @@ func (d *document) elementsAt(start int) []jsonscan.Span {
 	if e, ok := d.read.elements[start]; ok {
 		return e
 	}
-	var out []jsonscan.Span
-	for s := range d.index.Elements(d.raw, start) {
-		out = append(out, s)
-	}
 	if d.read.elements == nil {
-		d.read.elements = map[int][]jsonscan.Span{}
+		d.read.elements = make(map[int][]jsonscan.Span, 16)
+		d.read.elementSlab = make([]jsonscan.Span, 0, 64)
 	}
+	from := len(d.read.elementSlab)
+	for s := range d.index.Elements(d.raw, start) {
+		d.read.elementSlab = append(d.read.elementSlab, s)
+	}
+	out := d.read.elementSlab[from:len(d.read.elementSlab):len(d.read.elementSlab)]
 	d.read.elements[start] = out
 	return out
 }
@@ -258,4 +267,66 @@ func (v dval) refVal(adapter *values) ref.Val {
 		return types.OptionalOf(val)
 	}
 	return val
+}
+
+// sizes are v's known sizes for the bound, as valueSizes reads them of
+// v's CEL value (refVal), without making it: its own, and, if walk, those
+// of the values nested in it, read up to valueWalkLimit of them. An
+// object with a repeated name counts each member, where its CEL map
+// counts its names once: a larger size, which still bounds.
+func (v dval) sizes(walk bool) known {
+	k := known{a: v.own(), set: true}
+	if walk {
+		budget := valueWalkLimit
+		k.a.nc, k.a.ns, k.nested = v.nestedSizes(&budget)
+	}
+	return k
+}
+
+// own is own (valuesizes.go) of v's CEL value.
+func (v dval) own() aval {
+	switch {
+	case v.k == dString:
+		return aval{s: float64(utf8.RuneCountInString(v.s))}
+	case v.k == dList:
+		return aval{c: float64(len(v.list))}
+	case v.k == dArray:
+		return aval{c: float64(len(v.doc.elementsAt(v.start)))}
+	case v.k == dObject && v.doc != nil:
+		return aval{c: float64(len(v.doc.membersAt(v.start)))}
+	case v.k == dObject:
+		return aval{}
+	}
+	return scalar
+}
+
+// nestedSizes is nestedSizes (valuesizes.go) of v's CEL value.
+func (v dval) nestedSizes(budget *int) (nc, ns float64, ok bool) {
+	visit := func(x dval) bool {
+		*budget--
+		if *budget < 0 {
+			return false
+		}
+		s := x.own()
+		xc, xs, ok := x.nestedSizes(budget)
+		nc, ns = max(nc, s.c, xc), max(ns, s.s, xs)
+		return ok
+	}
+	switch {
+	case v.k == dList || v.k == dArray:
+		ok = true
+		v.each(func(e dval) bool { ok = visit(e); return ok })
+		if !ok {
+			return 0, 0, false
+		}
+		return nc, ns, true
+	case v.k == dObject && v.doc != nil:
+		for _, m := range v.doc.membersAt(v.start) {
+			if !visit(dval{k: dString, s: m.name}) || !visit(jsonValue(v.doc, m.at)) {
+				return 0, 0, false
+			}
+		}
+		return nc, ns, true
+	}
+	return 0, 0, true
 }

@@ -25,8 +25,8 @@ import (
 //
 // It first tries the fast path (fast.go), which can only admit.
 func (p *Program) validate(ctx context.Context, in *Input) []validating.PolicyDecision {
-	if p.admitsUntracked(ctx, in) {
-		return p.fast.admitted
+	if d := p.decideFast(ctx, in); d != nil {
+		return d
 	}
 	r := in.values()
 	e := &policyEval{ctx: ctx, p: p, r: r, done: map[string]*varResult{}, shared: r.shared}

@@ -172,7 +172,9 @@ type DirectCheck struct {
 	// Planned counts the expressions the direct evaluator has a plan
 	// for, Compared those it gave a value for, GaveUp the others.
 	Planned, Compared, GaveUp int
-	Problems                  []string
+	// Sizes counts the variables' sizes compared, SameSizes those equal.
+	Sizes, SameSizes int
+	Problems         []string
 }
 
 // CheckDirect evaluates every variable, rule and message expression of p
@@ -214,6 +216,23 @@ func (p *Program) CheckDirect(in *Input) DirectCheck {
 			continue
 		}
 		got, ok := frame.variable(i)
+		if ok {
+			// Its sizes for the bound, as valueSizes reads them of its CEL
+			// value.
+			for _, walk := range []bool{false, true} {
+				d, c := got.sizes(walk), valueSizes(got.refVal(r.adapter), walk)
+				// Equal, or larger (an object with a repeated name), or its
+				// nested sizes left to the static bound (more values than
+				// the walk reads, repeated names counted).
+				if d.set != c.set || d.nested && !c.nested || d.a.c < c.a.c || d.a.s < c.a.s || d.nested && (d.a.nc < c.a.nc || d.a.ns < c.a.ns) {
+					out.Problems = append(out.Problems, fmt.Sprintf("variable %s: direct sizes %+v, of its CEL value %+v (walk %v)", v.name, d, c, walk))
+				}
+				if d == c {
+					out.SameSizes++
+				}
+				out.Sizes++
+			}
+		}
 		compare("variable "+v.name, got, ok, func() (ref.Val, error) {
 			fc.resolve(v)
 			f := fast.done[v.name]
@@ -242,3 +261,19 @@ var Log2Up = log2Up
 // Direct tells whether every rule of p has a plan for the direct
 // evaluator, which the fast path then uses.
 func (p *Program) Direct() bool { return p.fast != nil && p.fast.directRules != nil }
+
+// DirectAdmits and DirectDenials are how many evaluations of p the
+// direct evaluator admitted and denied.
+func (p *Program) DirectAdmits() int64 {
+	if p.fast == nil {
+		return 0
+	}
+	return p.fast.direct.Load()
+}
+
+func (p *Program) DirectDenials() int64 {
+	if p.fast == nil {
+		return 0
+	}
+	return p.fast.denials.Load()
+}

@@ -43,11 +43,11 @@ type fastPath struct {
 	// programs (nil where a rule has no message expression); the
 	// variables' are on the variables.
 	rules, messages []*untracked
-	// directVars and directRules are the variables' and rules' plans for
-	// the direct evaluator (direct.go); directRules nil when a rule has
-	// none.
-	directVars  []*dplan
-	directRules []dexpr
+	// directVars, directRules and directMessages are the variables',
+	// rules' and message expressions' plans for the direct evaluator
+	// (direct.go); directRules nil when a rule has none.
+	directVars                  []*dplan
+	directRules, directMessages []dexpr
 	// admitted are the decisions when every rule admits.
 	admitted []validating.PolicyDecision
 	// qualified memoizes qualifies by the stats' sizes rounded up to
@@ -57,8 +57,9 @@ type fastPath struct {
 	// variables' sizes (roundedKnown).
 	refinedMu sync.RWMutex
 	refined   map[string]bool
-	// admits counts the evaluations the fast path decided.
-	admits atomic.Int64
+	// admits counts the evaluations the fast path admitted, direct those
+	// the direct evaluator did, denials those it denied.
+	admits, direct, denials atomic.Int64
 }
 
 // verdict is what a policy's bound says for some sizes.
@@ -251,45 +252,51 @@ func (p *Program) costBounds(st stats, known []known) policyBounds {
 	return b
 }
 
-// admitsUntracked tells whether the fast path proves every rule admits.
-func (p *Program) admitsUntracked(ctx context.Context, in *Input) bool {
+// decideFast is the fast path: the decisions of the policy, nil when
+// the tracked path must decide. The direct evaluator first
+// (decideDirect), which admits or denies; else the untracked programs,
+// which only admit: every rule true.
+func (p *Program) decideFast(ctx context.Context, in *Input) []validating.PolicyDecision {
 	f := p.fast
 	if f == nil || ctx.Err() != nil {
-		return false
+		return nil
 	}
 	fi := in.fastInput()
 	if !fi.ok {
-		return false
+		return nil
 	}
 	q := f.qualifies(p, fi.st)
 	if q == unbounded {
-		return false
+		return nil
 	}
 	r := in.values()
 	if r.err != nil {
-		return false
+		return nil
 	}
-	if admits, decided := p.admitsDirect(in, fi, q, r); decided {
+	if d, admits, decided := p.decideDirect(in, fi, q); decided {
 		if admits {
 			f.admits.Add(1)
+			f.direct.Add(1)
+		} else {
+			f.denials.Add(1)
 		}
-		return admits
+		return d
 	}
 	e := &policyEval{ctx: ctx, p: p, r: r, untracked: true, shared: fi.shared}
 	c := e.newContext()
 	for _, u := range f.rules {
 		v, err := u.eval(c.act)
 		if err != nil || e.failed || c.act.offPath || v != types.True {
-			return false
+			return nil
 		}
 	}
 	// The message expressions, bounded again with the sizes of the
 	// variables the rules evaluated.
 	if q == rulesBounded && !f.refinedOK(p, fi.st, e.done) {
-		return false
+		return nil
 	}
 	f.admits.Add(1)
-	return true
+	return f.admitted
 }
 
 // admitted are the decisions of a policy whose every rule admits, made

@@ -321,13 +321,13 @@ func TestEvaluateAsReference(t *testing.T) {
 		d, f := compare(t, programs, name, in)
 		denied, failed, cases = denied+d, failed+f, cases+len(programs)
 	}
-	var fast int64
+	var fast, direct, directDenied int64
 	for _, p := range programs {
-		fast += p.p.FastAdmits()
+		fast, direct, directDenied = fast+p.p.FastAdmits(), direct+p.p.DirectAdmits(), directDenied+p.p.DirectDenials()
 	}
-	t.Logf("%d programs, %d evaluations: %d denied, %d failed, %d admitted on the fast path", len(programs), cases, denied, failed, fast)
-	if denied == 0 || failed == 0 || fast < int64(cases)/4 {
-		t.Errorf("the inputs should include denials (%d), failures (%d) and fast admissions (%d)", denied, failed, fast)
+	t.Logf("%d programs, %d evaluations: %d denied, %d failed, %d admitted on the fast path, %d of them by the direct evaluator, which denied %d", len(programs), cases, denied, failed, fast, direct, directDenied)
+	if denied == 0 || failed == 0 || fast < int64(cases)/4 || direct < fast/2 || directDenied < int64(denied)/4 {
+		t.Errorf("the inputs should include denials (%d), failures (%d), fast admissions (%d), direct ones (%d) and direct denials (%d)", denied, failed, fast, direct, directDenied)
 	}
 }
 
