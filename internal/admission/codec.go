@@ -81,10 +81,7 @@ func Decode(body []byte) (*Review, error) {
 // request reads a request object: its own fields, and its objects' metadata.
 func request(doc jsonscan.Indexed, at jsonscan.Span) (*Request, error) {
 	spans := doc.Members(at, "uid", "kind", "resource", "subResource", "name", "namespace", "operation", "userInfo", "dryRun", "object", "oldObject")
-	f := make([][]byte, len(spans))
-	for i, s := range spans {
-		f[i] = doc.Bytes(s)
-	}
+	f := doc.BytesOf(spans)
 	req := &Request{
 		UID:         jsonscan.String(f[0]),
 		SubResource: jsonscan.String(f[3]),

@@ -102,11 +102,7 @@ func metaOf(p *fastjson.Parser, doc jsonscan.Indexed, metaAt jsonscan.Span, rawS
 	switch t := jsonscan.TypeOf(doc.Bytes(metaAt)); t {
 	case fastjson.TypeNull:
 	case fastjson.TypeObject:
-		spans := doc.Members(metaAt, "name", "generateName", "namespace", "labels")
-		f := make([][]byte, len(spans))
-		for i, s := range spans {
-			f[i] = doc.Bytes(s)
-		}
+		f := doc.BytesOf(doc.Members(metaAt, "name", "generateName", "namespace", "labels"))
 		for i, dst := range []*string{&m.Name, &m.GenerateName, &m.Namespace} {
 			switch t := jsonscan.TypeOf(f[i]); t {
 			case fastjson.TypeNull:

@@ -136,40 +136,39 @@ func podJSON(obj []byte, in jsonscan.Indexed) (pod []byte, labels map[string]str
 		in = jsonscan.IndexedOf(obj, jsonscan.NewIndex(obj, ""))
 		root, _ = in.Span(obj)
 	}
-	d := doc{in}
-	top := d.last(root, "kind", "spec", "metadata")
+	top := last(in, root, "kind", "spec", "metadata")
 	ctrl, tmpl := top[2], top[1]
 	path := []string{"template"}
-	if k := d.bytes(top[0]); jsonscan.TypeOf(k) == fastjson.TypeString && jsonscan.Unescape(k) == "CronJob" {
+	if k := in.Bytes(top[0]); jsonscan.TypeOf(k) == fastjson.TypeString && jsonscan.Unescape(k) == "CronJob" {
 		path = []string{"jobTemplate", "spec", "template"}
 	}
 	for _, key := range path {
-		tmpl = d.last(tmpl, key)[0]
+		tmpl = last(in, tmpl, key)[0]
 	}
-	if jsonscan.TypeOf(d.bytes(tmpl)) != fastjson.TypeObject {
+	if jsonscan.TypeOf(in.Bytes(tmpl)) != fastjson.TypeObject {
 		return nil, nil, true, errNoTemplate
 	}
-	t := d.last(tmpl, "metadata", "spec")
-	meta, spec := t[0], d.bytes(t[1])
+	t := last(in, tmpl, "metadata", "spec")
+	meta, spec := t[0], in.Bytes(t[1])
 	if jsonscan.TypeOf(spec) != fastjson.TypeObject {
 		return nil, nil, false, nil
 	}
 	b := make([]byte, 0, meta.End-meta.Start+len(spec)+128)
 	b = append(b, `{"apiVersion":"v1","kind":"Pod","metadata":{`...)
 	var labelsAt jsonscan.Span
-	d.members(meta, func(k []byte, v jsonscan.Span) {
+	for k, v := range in.Pairs(meta) {
 		if jsonscan.KeyIs(k, "labels") {
 			labelsAt = v
 		}
 		if !jsonscan.KeyIs(k, "name") && !jsonscan.KeyIs(k, "namespace") {
-			b = append(append(append(append(b, k...), ':'), d.bytes(v)...), ',')
+			b = append(append(append(append(b, k...), ':'), in.Bytes(v)...), ',')
 		}
-	})
-	names := d.last(ctrl, "name", "namespace")
-	b = append(append(b, `"name":`...), stringOr(d.bytes(names[0]))...)
-	b = append(append(b, `,"namespace":`...), stringOr(d.bytes(names[1]))...)
+	}
+	names := last(in, ctrl, "name", "namespace")
+	b = append(append(b, `"name":`...), stringOr(in.Bytes(names[0]))...)
+	b = append(append(b, `,"namespace":`...), stringOr(in.Bytes(names[1]))...)
 	b = append(append(append(b, `},"spec":`...), spec...), '}')
-	if l := d.bytes(labelsAt); jsonscan.TypeOf(l) == fastjson.TypeObject {
+	if l := in.Bytes(labelsAt); jsonscan.TypeOf(l) == fastjson.TypeObject {
 		u, err := cel.ObjectFromJSON(l)
 		if err != nil {
 			return nil, nil, true, err // not reached: part of a checked object
@@ -179,32 +178,18 @@ func podJSON(obj []byte, in jsonscan.Indexed) (pod []byte, labels map[string]str
 	return b, labels, true, nil
 }
 
-// doc is the indexed JSON a controller is a value of.
-type doc struct{ jsonscan.Indexed }
-
-// bytes is the JSON at s, nil for the zero Span (absent).
-func (d doc) bytes(s jsonscan.Span) []byte { return d.Bytes(s) }
-
-// members calls f with the quoted key and the span of each member of the
-// object at s, in order; none when s is absent or no object.
-func (d doc) members(s jsonscan.Span, f func(key []byte, v jsonscan.Span)) {
-	for k, v := range d.Pairs(s) {
-		f(k, v)
-	}
-}
-
-// last are the spans of the last members of the object at s named keys
-// (compared unescaped), the zero Span for those it lacks or when s is
+// last are the spans of the last members of the object at s of in named
+// keys (compared unescaped), the zero Span for those it lacks or when s is
 // absent or no object.
-func (d doc) last(s jsonscan.Span, keys ...string) []jsonscan.Span {
+func last(in jsonscan.Indexed, s jsonscan.Span, keys ...string) []jsonscan.Span {
 	out := make([]jsonscan.Span, len(keys))
-	d.members(s, func(k []byte, v jsonscan.Span) {
+	for k, v := range in.Pairs(s) {
 		for i, key := range keys {
 			if jsonscan.KeyIs(k, key) {
 				out[i] = v
 			}
 		}
-	})
+	}
 	return out
 }
 

@@ -13,15 +13,18 @@ import (
 // validated on every request and encoding/json's general decoder is the
 // slower one (BenchmarkValid); FuzzValid holds the two to the same answer.
 //
-// It never recurses: open objects and arrays are a stack of bits.
+// It never recurses: open objects and arrays are a stack of where they
+// open.
 func valid(b []byte) bool { return validIndex(b, nil, nil) }
 
 // validIndex is valid, and when x is not nil it also indexes b into x, as
 // NewIndex would (where each object and array ends, the depth), in the
 // same pass; z, when not nil, reads the sizes of the values it names.
 func validIndex(b []byte, x *Index, z *sizer) bool {
-	var stack bitStack // set: an object
-	var open []int32   // with x: the positions in x.starts of the open ones
+	// The open objects and arrays, innermost last: where each opens in b
+	// (b[at] tells an object from an array) and, with x, its position in
+	// x.starts; len(open) is the depth of the values read.
+	open := make([]opening, 0, 64)
 	i := skipSpace(b, 0)
 	for {
 		// A value starts at b[i].
@@ -30,29 +33,29 @@ func validIndex(b []byte, x *Index, z *sizer) bool {
 		}
 		switch b[i] {
 		case '{', '[':
-			if stack.n >= maxNesting {
+			if len(open) >= maxNesting {
 				return false
 			}
-			object, at := b[i] == '{', i
+			object, o := b[i] == '{', opening{at: int32(i)}
 			i = skipSpace(b, i+1)
 			if x != nil {
-				x.starts, x.ends = append(x.starts, int32(at)), append(x.ends, int32(i+1))
-				x.depth = max(x.depth, stack.n+1)
+				x.starts, x.ends = append(x.starts, o.at), append(x.ends, int32(i+1))
+				x.depth = max(x.depth, len(open)+1)
+				o.k = int32(len(x.starts) - 1)
 			}
 			if i < len(b) && b[i] == closer(object) {
 				i++
 				break
 			}
-			stack.push(object)
+			open = append(open, o)
 			if x != nil {
-				open = append(open, int32(len(x.starts)-1))
-				x.depth = max(x.depth, stack.n+1)
+				x.depth = max(x.depth, len(open)+1)
 			}
 			if z != nil {
-				z.open(stack.n, object)
+				z.open(len(open), object)
 			}
 			if object {
-				if i = memberName(b, i, z, stack.n); i < 0 {
+				if i = memberName(b, i, z, len(open)); i < 0 {
 					return false
 				}
 			}
@@ -63,7 +66,7 @@ func validIndex(b []byte, x *Index, z *sizer) bool {
 				return false
 			}
 			if z != nil {
-				z.value(start, i, stack.n)
+				z.value(start, i, len(open))
 			}
 		case 't':
 			if i = literal(b, i, "true"); i < 0 {
@@ -86,22 +89,22 @@ func validIndex(b []byte, x *Index, z *sizer) bool {
 		// end of open objects and arrays, or of the input.
 		for {
 			i = skipSpace(b, i)
-			if stack.n == 0 {
+			if len(open) == 0 {
 				return i == len(b)
 			}
 			if i >= len(b) {
 				return false
 			}
-			object := stack.top()
+			o := open[len(open)-1]
+			object := b[o.at] == '{'
 			if b[i] == closer(object) {
 				if z != nil {
-					z.close(stack.n)
+					z.close(len(open))
 				}
-				stack.pop()
+				open = open[:len(open)-1]
 				i++
 				if x != nil {
-					x.ends[open[len(open)-1]] = int32(i)
-					open = open[:len(open)-1]
+					x.ends[o.k] = int32(i)
 				}
 				continue
 			}
@@ -109,11 +112,11 @@ func validIndex(b []byte, x *Index, z *sizer) bool {
 				return false
 			}
 			if z != nil {
-				z.comma(stack.n)
+				z.comma(len(open))
 			}
 			i = skipSpace(b, i+1)
 			if object {
-				if i = memberName(b, i, z, stack.n); i < 0 {
+				if i = memberName(b, i, z, len(open)); i < 0 {
 					return false
 				}
 			}
@@ -124,6 +127,10 @@ func validIndex(b []byte, x *Index, z *sizer) bool {
 
 // maxNesting is encoding/json's maxNestingDepth.
 const maxNesting = 10000
+
+// opening is an open object or array of validIndex: where it opens in
+// the input, and with an index, its position in the index's starts.
+type opening struct{ at, k int32 }
 
 func closer(object bool) byte {
 	if object {
@@ -251,38 +258,3 @@ func digits(b []byte, i int) int {
 	}
 	return i
 }
-
-// bitStack is a stack of booleans, 64 to a word.
-type bitStack struct {
-	words []uint64
-	first uint64 // the first 64, without allocating
-	n     int
-}
-
-func (s *bitStack) word(k int) *uint64 {
-	if k == 0 {
-		return &s.first
-	}
-	return &s.words[k-1]
-}
-
-func (s *bitStack) push(v bool) {
-	k, bit := s.n/64, uint(s.n%64)
-	if k > 0 && k > len(s.words) {
-		s.words = append(s.words, 0)
-	}
-	w := s.word(k)
-	if v {
-		*w |= 1 << bit
-	} else {
-		*w &^= 1 << bit
-	}
-	s.n++
-}
-
-func (s *bitStack) top() bool {
-	k, bit := (s.n-1)/64, uint((s.n-1)%64)
-	return *s.word(k)&(1<<bit) != 0
-}
-
-func (s *bitStack) pop() { s.n-- }
