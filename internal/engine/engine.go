@@ -131,6 +131,10 @@ func (e *Engine) matching(g *policy.Group, req *admission.Request, labels, oldLa
 	if ns := e.namespace(req.Namespace); ns != nil {
 		nsLabels = ns.Labels
 	}
+	// Room for every policy's result: the caller appends the matching
+	// policies' results to the skipped ones.
+	skipped = make([]Result, 0, len(g.Policies))
+	out = make([]*policy.Policy, 0, len(g.Policies))
 	for _, p := range g.Policies {
 		switch {
 		case !p.Matches(&t):
