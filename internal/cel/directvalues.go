@@ -113,7 +113,7 @@ func (d *document) membersAt(start int) []dmember {
 	}
 	if d.read.members == nil {
 		d.read.members = make(map[int][]dmember, 32)
-		d.read.memberSlab = make([]dmember, 0, 256)
+		d.read.memberSlab = make([]dmember, 0, 64)
 	}
 	from := len(d.read.memberSlab)
 	for k, s := range d.index.Members(d.raw, start) {

@@ -269,8 +269,10 @@ func (p *Program) decideFast(ctx context.Context, in *Input) []validating.Policy
 	if q == unbounded {
 		return nil
 	}
-	r := in.values()
-	if r.err != nil {
+	// The direct evaluator reads the documents alone, not the CEL values
+	// of the objects, request and namespace (values), made only if cel-go
+	// must evaluate.
+	if in.Check() != nil {
 		return nil
 	}
 	if d, admits, decided := p.decideDirect(in, fi, q); decided {
@@ -281,6 +283,10 @@ func (p *Program) decideFast(ctx context.Context, in *Input) []validating.Policy
 			f.denials.Add(1)
 		}
 		return d
+	}
+	r := in.values()
+	if r.err != nil {
+		return nil
 	}
 	e := &policyEval{ctx: ctx, p: p, r: r, untracked: true, shared: fi.shared}
 	c := e.newContext()
