@@ -17,22 +17,28 @@ import (
 )
 
 // The fast path: a policy's rules and the variables they read evaluated
-// with untracked programs (untracked.go), when a bound (bound.go) proves
-// that for this review's sizes no expression can reach the per-call limit
-// and the policy cannot reach the budget, by a margin of 10. Its only
-// outcome is "every rule admits": then the apiserver's validator admits
-// too, since cost changes a decision only at a limit, and the untracked
-// programs give the tracked programs' values. The message expressions,
-// which the validator evaluates even when every rule admits and whose cost
-// counts against the remaining budget, are bounded too (not evaluated: a
-// message only words a denial). When the sizes bound the rules and
+// without cost tracking, when a bound (bound.go) proves that for this
+// review's sizes no expression can reach the per-call limit and the
+// policy cannot reach the budget, by a margin of 10. Cost changes a
+// decision only at a limit, so the values decide as the apiserver's
+// validator would. The message expressions, which the validator
+// evaluates even when every rule admits and whose cost counts against the
+// remaining budget, are bounded too. When the sizes bound the rules and
 // variables but not the message expressions or the whole policy, the
-// rules run untracked and, if all admit, the policy is bounded again with
-// the sizes of the values of the variables they evaluated (costBounds
-// with values). In every other case (a rule false or
-// failing, a variable failing, no bound, sizes too large) the policy is
-// evaluated again on the tracked path from scratch (evaluation is pure),
-// so denials, messages, errors and budget errors are the validator's.
+// rules run first and the policy is bounded again with the sizes of the
+// values of the variables they evaluated (costBounds with values).
+//
+// Two evaluators, each giving the tracked programs' values:
+//   - the direct evaluator (direct.go, directpath.go) first, where every
+//     rule has a plan: it admits, or denies with the message the
+//     validator words, or gives up;
+//   - else the untracked programs (untracked.go), whose only outcome is
+//     "every rule admits".
+//
+// In every other case (a rule false or failing on the untracked programs,
+// a variable failing, no bound, sizes too large) the policy is evaluated
+// again on the tracked path from scratch (evaluation is pure), so
+// denials, messages, errors and budget errors are the validator's.
 
 // margin is how far below each limit the bound must be.
 const margin = 10
