@@ -177,8 +177,9 @@ func compile(spec Spec, path *field.Path) (*Program, validating.Validator, field
 	p.messages, fast.messages = each(messages, plugincel.OptionalVariableDeclarations{})
 	if planned {
 		p.fast = fast
-		fast.directVars, fast.directRules = directPlans(p.variables, fast.rules)
-		_, fast.directMessages = directPlans(p.variables, fast.messages)
+		var plans [][]dexpr
+		fast.directVars, plans = directPlans(p.variables, fast.rules, fast.messages)
+		fast.directRules, fast.directMessages = plans[0], plans[1]
 		if slices.ContainsFunc(fast.directRules, func(e dexpr) bool { return e == nil }) {
 			fast.directRules = nil
 		}

@@ -85,32 +85,34 @@ type dcompiler struct {
 	scope []string
 }
 
-// directPlans compiles the program's variables and the expressions exprs
-// (its rules, or its message expressions) for the direct evaluator: nil
-// where one cannot be (a rule reading a variable that cannot be cannot
-// be either).
-func directPlans(vars []*variable, exprs []*untracked) (varPlans []*dplan, plans []dexpr) {
-	if len(vars) > maxVars {
-		return nil, make([]dexpr, len(exprs))
-	}
-	c := &dcompiler{vars: map[string]int{}}
+// directPlans compiles the program's variables and each list of
+// expressions in exprs (its rules, its message expressions) for the
+// direct evaluator: nil where one cannot be (an expression reading a
+// variable that cannot be cannot be either).
+func directPlans(vars []*variable, exprs ...[]*untracked) (varPlans []*dplan, plans [][]dexpr) {
+	c := &dcompiler{vars: map[string]int{}, plans: make([]*dplan, len(vars))}
 	for i, v := range vars {
 		c.vars[v.name] = i
-		c.plans = append(c.plans, nil)
 	}
 	for i, v := range vars {
-		if v.untracked == nil {
+		if v.untracked == nil || len(vars) > maxVars {
 			continue
 		}
 		if e, ok := c.compile(v.untracked.ast.Expr()); ok {
 			c.plans[i] = &dplan{eval: e, text: v.result.ExpressionAccessor.GetExpression(), independent: v.independent}
 		}
 	}
-	plans = make([]dexpr, len(exprs))
-	for i, u := range exprs {
-		if u != nil {
-			plans[i], _ = c.compile(u.ast.Expr())
+	for _, us := range exprs {
+		ps := make([]dexpr, len(us))
+		for i, u := range us {
+			if u != nil && len(vars) <= maxVars {
+				ps[i], _ = c.compile(u.ast.Expr())
+			}
 		}
+		plans = append(plans, ps)
+	}
+	if len(vars) > maxVars {
+		return nil, plans // more than a frame holds: no plan reads them
 	}
 	return c.plans, plans
 }

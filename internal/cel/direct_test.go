@@ -1,7 +1,11 @@
 package cel_test
 
 import (
+	"context"
+	"fmt"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tollgate-dev/tollgate/internal/benchpolicies"
 	"github.com/tollgate-dev/tollgate/internal/cel"
@@ -56,5 +60,28 @@ func TestDirectAsCEL(t *testing.T) {
 	t.Logf("%d programs, %d with every rule planned (not: %v): %d evaluations planned, %d given a value and compared; variables' sizes %d of %d the same", len(programs), direct, not, planned, compared, total.SameSizes, total.Sizes)
 	if compared < planned/2 {
 		t.Errorf("the direct evaluator gave a value for %d of %d planned evaluations, want at least half", compared, planned)
+	}
+}
+
+// TestDirectManyVariables: a policy with more variables than a frame
+// holds, and one with no rule, decide as the validator does.
+func TestDirectManyVariables(t *testing.T) {
+	var vars []cel.NamedExpression
+	for i := range 20 {
+		vars = append(vars, cel.NamedExpression{Name: fmt.Sprintf("v%d", i), Expression: fmt.Sprintf("object.spec.containers.size() > %d", i)})
+	}
+	in := inputs(t)["review-pod-create.json"]
+	for name, spec := range map[string]cel.Spec{
+		"20 variables": {Name: "many", Variables: vars, Validations: []cel.Validation{{Expression: "variables.v19 || variables.v0", Message: "few containers"}}},
+		"no rule":      {Name: "none", Variables: vars},
+	} {
+		p, errs := cel.Compile(spec, field.NewPath("spec"))
+		if len(errs) > 0 {
+			t.Fatal(name, errs)
+		}
+		got, want := p.Evaluate(context.Background(), fastInput(in())), p.EvaluateReference(context.Background(), referenceInput(in()))
+		if !sameOutcome(got, want) {
+			t.Errorf("%s:\n got  %+v\n want %+v", name, got, want)
+		}
 	}
 }

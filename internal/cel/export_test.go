@@ -193,8 +193,8 @@ func (p *Program) CheckDirect(in *Input) DirectCheck {
 	if r.err != nil || (in.docs[0] == nil && in.Object != nil) || (in.docs[1] == nil && in.OldObject != nil) {
 		return out
 	}
-	vars, rules := directPlans(p.variables, p.fast.rules)
-	_, messages := directPlans(p.variables, p.fast.messages)
+	vars, plans := directPlans(p.variables, p.fast.rules, p.fast.messages)
+	rules, messages := plans[0], plans[1]
 	fast := &policyEval{ctx: context.Background(), p: p, r: r, done: map[string]*varResult{}, shared: map[string]*varResult{}, untracked: true}
 	fc := fast.newContext()
 	frame := &dframe{docs: in.docs, plans: vars, shared: map[string]dval{}}
