@@ -198,6 +198,7 @@ func (p *Program) CheckDirect(in *Input) DirectCheck {
 	fast := &policyEval{ctx: context.Background(), p: p, r: r, done: map[string]*varResult{}, shared: map[string]*varResult{}, untracked: true}
 	fc := fast.newContext()
 	frame := &dframe{docs: in.docs, plans: vars, shared: map[string]dval{}}
+	adapter := newValues() // the lazy values' adapter, as the review's makes them
 	compare := func(what string, got dval, ok bool, want func() (ref.Val, error)) {
 		out.Planned++
 		if !ok {
@@ -209,7 +210,7 @@ func (p *Program) CheckDirect(in *Input) DirectCheck {
 		if errors.Is(err, errOffPath) {
 			return
 		}
-		if g := got.refVal(r.adapter); !sameResult(g, nil, val, err) {
+		if g := got.refVal(adapter); !sameResult(g, nil, val, err) {
 			out.Problems = append(out.Problems, fmt.Sprintf("%s: direct gives %v (%T), cel-go %v (%T), %v", what, g, g, val, val, err))
 		}
 	}
@@ -222,7 +223,7 @@ func (p *Program) CheckDirect(in *Input) DirectCheck {
 			// Its sizes for the bound, as valueSizes reads them of its CEL
 			// value.
 			for _, walk := range []bool{false, true} {
-				d, c := got.sizes(walk), valueSizes(got.refVal(r.adapter), walk)
+				d, c := got.sizes(walk), valueSizes(got.refVal(adapter), walk)
 				// Equal, or larger (an object with a repeated name), or its
 				// nested sizes left to the static bound (more values than
 				// the walk reads, repeated names counted).

@@ -21,8 +21,6 @@ type review struct {
 	object, oldObject, request, namespace any
 	err                                   error
 	shared                                map[string]*varResult
-	// adapter makes the objects' values.
-	adapter *values
 }
 
 // values builds the input's review on first use. An object the input
@@ -40,7 +38,6 @@ func (in *Input) values() *review {
 		return r
 	}
 	adapter := newValues()
-	r.adapter = adapter
 	old, err := objectValue(adapter, in.docs[1], in.OldObject)
 	if err != nil {
 		r.err = fmt.Errorf("failed to prepare oldObject variable for evaluation: %w", err)
