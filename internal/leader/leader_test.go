@@ -86,11 +86,18 @@ type candidate struct {
 
 func start(t *testing.T, client kubernetes.Interface, id string, hold chan struct{}) *candidate {
 	t.Helper()
+	return startWith(t, config(client, id), hold)
+}
+
+// startWith is start with the given configuration.
+func startWith(t *testing.T, cfg Config, hold chan struct{}) *candidate {
+	t.Helper()
+	id := cfg.Identity
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &candidate{id: id, started: make(chan context.Context, 10), stopped: make(chan struct{}, 10), done: make(chan struct{}), cancel: cancel, hold: hold}
 	go func() {
 		defer close(c.done)
-		Run(ctx, config(client, id), func(ctx context.Context) {
+		Run(ctx, cfg, func(ctx context.Context) {
 			c.leading.Add(1)
 			c.started <- ctx
 			<-ctx.Done()
@@ -291,12 +298,21 @@ func TestCancelledBeforeStart(t *testing.T) {
 // returned; until then no other replica may lead. (client-go's
 // ReleaseOnCancel requires it: "you must ensure all code guarded by this
 // lease has successfully completed prior to cancelling the context".)
+//
+// The Lease here lasts a minute: with the short timings, a renewal slower
+// than renewDeadline on a loaded machine lets b take an expired Lease,
+// which is the loss TestLoseAndStandAgain covers, not a hand-over.
 func TestNoOverlapOnHandOver(t *testing.T) {
 	client := newClient()
+	slow := func(id string) Config {
+		cfg := config(client, id)
+		cfg.LeaseDuration, cfg.RenewDeadline = time.Minute, 40*time.Second
+		return cfg
+	}
 	hold := make(chan struct{})
-	a := start(t, client, "a", hold)
+	a := startWith(t, slow("a"), hold)
 	within(t, a.started, "a leads")
-	b := start(t, client, "b", nil)
+	b := startWith(t, slow("b"), nil)
 	a.cancel()
 	// a's lead is still finishing its work: the Lease must stay a's.
 	gets := countGets(client)
