@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 	"github.com/valyala/fastjson"
@@ -92,6 +93,12 @@ func request(doc jsonscan.Indexed, at jsonscan.Span) (*Request, error) {
 	}
 	if req.UID == "" {
 		return nil, fmt.Errorf("%w: request has no uid", ErrBadReview)
+	}
+	// The answer must carry the uid as sent, and JSON encoders (this one,
+	// the apiserver's) write invalid UTF-8 as U+FFFD: such a uid could
+	// not come back.
+	if !utf8.ValidString(req.UID) {
+		return nil, fmt.Errorf("%w: request uid %q is not valid UTF-8, so no answer could carry it", ErrBadReview, req.UID)
 	}
 	// One parser, each value read before the next parse reuses it.
 	p := parsers.Get()

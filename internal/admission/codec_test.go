@@ -62,6 +62,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"unknown version", `{"apiVersion":"admission.k8s.io/v2","kind":"AdmissionReview","request":{"uid":"1"}}`, `apiVersion "admission.k8s.io/v2"`},
 		{"wrong kind", `{"apiVersion":"admission.k8s.io/v1","kind":"Pod","request":{"uid":"1"}}`, `kind is "Pod"`},
 		{"no uid", `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{}}`, "no uid"},
+		{"uid of invalid UTF-8", "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"a\xf8\"}}", "not valid UTF-8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
