@@ -3,6 +3,7 @@ package cel
 import (
 	"slices"
 	"strings"
+	"unique"
 
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/operators"
@@ -210,37 +211,70 @@ func (c *dcompiler) selection(s celast.SelectExpr) (dexpr, bool) {
 		op = op.AsSelect().Operand()
 	}
 	slices.Reverse(names)
-	operand, ok := c.compile(op)
-	if !ok {
-		return nil, false
-	}
-	walk, last := names[:len(names)-1], names[len(names)-1]
+	walked, last := names, ""
 	if s.IsTestOnly() {
-		return func(f *dframe) (dval, bool) {
+		walked, last = names[:len(names)-1], names[len(names)-1]
+	}
+	var from dexpr
+	if doc, ok := c.root(op); ok && len(walked) > 0 {
+		// From object or oldObject: the value is the document's, read
+		// once for every policy of the review.
+		key := unique.Make(strings.Join(walked, "\x00"))
+		from = func(f *dframe) (dval, bool) {
+			d := f.docs[doc]
+			if d == nil {
+				return dval{}, false // null has no members
+			}
+			return d.path(key, walked)
+		}
+	} else {
+		operand, ok := c.compile(op)
+		if !ok {
+			return nil, false
+		}
+		from = func(f *dframe) (dval, bool) {
 			v, ok := operand(f)
-			for _, n := range walk {
-				if !ok || v.k != dObject || v.opt {
-					return dval{}, false
-				}
-				v, ok = v.field(n) // no such key: cel-go's error
-			}
-			if !ok || v.k != dObject || v.opt {
-				return dval{}, false
-			}
-			_, has := v.field(last)
-			return dBoolOf(has), true
-		}, true
+			return walk(v, ok, walked)
+		}
+	}
+	if !s.IsTestOnly() {
+		return from, true
 	}
 	return func(f *dframe) (dval, bool) {
-		v, ok := operand(f)
-		for _, n := range names {
-			if !ok || v.k != dObject || v.opt {
-				return dval{}, false
-			}
-			v, ok = v.field(n)
+		v, ok := from(f) // no such key on the way: cel-go's error
+		if !ok || v.k != dObject || v.opt {
+			return dval{}, false
 		}
-		return v, ok
+		return dBoolOf(v.hasField(last)), true
 	}, true
+}
+
+// root tells whether e is object or oldObject (not a comprehension's
+// variable of that name), and which document it is.
+func (c *dcompiler) root(e celast.Expr) (doc int, ok bool) {
+	if e.Kind() != celast.IdentKind || c.shadowed(e.AsIdent()) {
+		return 0, false
+	}
+	switch e.AsIdent() {
+	case plugincel.ObjectVarName:
+		return 0, true
+	case plugincel.OldObjectVarName:
+		return 1, true
+	}
+	return 0, false
+}
+
+// walk selects names in turn from v (ok: v is a value); not ok where one
+// is no object's member (cel-go's error) or is selected from anything
+// else.
+func walk(v dval, ok bool, names []string) (dval, bool) {
+	for _, n := range names {
+		if !ok || v.k != dObject || v.opt {
+			return dval{}, false
+		}
+		v, ok = v.field(n)
+	}
+	return v, ok
 }
 
 // isVariable tells whether s reads a variable (variables.name).
@@ -510,8 +544,7 @@ func in(a, b dval) (dval, bool) {
 		if a.k != dString {
 			return dval{}, false
 		}
-		_, has := b.field(a.s)
-		return dBoolOf(has), true
+		return dBoolOf(b.hasField(a.s)), true
 	}
 	found, ok := false, true
 	if !b.each(func(e dval) bool {

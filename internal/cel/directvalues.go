@@ -3,6 +3,7 @@ package cel
 import (
 	"bytes"
 	"unicode/utf8"
+	"unique"
 	"unsafe"
 
 	"github.com/valyala/fastjson/fastfloat"
@@ -79,11 +80,13 @@ func jsonValue(d *document, s jsonscan.Span) dval {
 
 // directRead is what the direct evaluator read of a document, kept for
 // the review's other policies: the members of objects and the elements
-// of arrays, by where they start.
+// of arrays, by where they start, and the values of paths from its
+// object.
 type directRead struct {
 	end      int // the object's, once read
 	members  map[int][]dmember
 	elements map[int][]jsonscan.Span
+	paths    []dpath // values selected from the object (document.path)
 	// memberSlab and elementSlab hold the slices of members and elements
 	// end to end: a few allocations per review instead of a few per
 	// object.
@@ -160,6 +163,51 @@ func (v dval) field(name string) (dval, bool) {
 		}
 	}
 	return dval{}, false
+}
+
+// hasField tells whether the JSON object v has a member name.
+func (v dval) hasField(name string) bool {
+	if v.doc == nil { // the empty map {}
+		return false
+	}
+	for _, m := range v.doc.membersAt(v.start) {
+		if m.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// path is the value at names from the document's object (walk), kept by
+// key (the names joined) for the review's other policies. The keys are
+// unique handles, compared as pointers: a review reads a few paths (3 in
+// BenchmarkPolicies, BenchmarkLibraryPod's 23 policies and
+// BenchmarkTwenty's), found in a scan cheaper than hashing; past maxPaths
+// they are walked each time.
+func (d *document) path(key unique.Handle[string], names []string) (dval, bool) {
+	for i := range d.read.paths {
+		if r := &d.read.paths[i]; r.key == key {
+			return r.v, r.ok
+		}
+	}
+	v, ok := walk(d.rootValue(), true, names)
+	if len(d.read.paths) < maxPaths {
+		if d.read.paths == nil {
+			d.read.paths = make([]dpath, 0, 4)
+		}
+		d.read.paths = append(d.read.paths, dpath{key, v, ok})
+	}
+	return v, ok
+}
+
+// maxPaths is how many paths' values a document keeps.
+const maxPaths = 64
+
+// dpath is a path's value, ok false where walking it gave up.
+type dpath struct {
+	key unique.Handle[string]
+	v   dval
+	ok  bool
 }
 
 // each calls f with each element of the list v (a JSON array or a made
