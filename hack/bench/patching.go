@@ -15,8 +15,10 @@ import (
 // injection gives the Pods of the Pod-create runs (the set's injection
 // items at the end of the Pod's lists, and the status annotation, the
 // Pods having none): what it adds to a Pod create over the floor is the
-// apiserver's own cost of a mutation, computed by whoever.
-func patchingFloor(set *policy.Set) (http.Handler, error) {
+// apiserver's own cost of a mutation, computed by whoever. Without
+// injected, the patch adds the status annotation alone: the cost of any
+// patch, apart from that of a larger Pod.
+func patchingFloor(set *policy.Set, injected bool) (http.Handler, error) {
 	var patch jsonpatch.Patch
 	var names []string
 	for _, p := range set.Policies {
@@ -24,10 +26,14 @@ func patchingFloor(set *policy.Set) (http.Handler, error) {
 		if in == nil {
 			continue
 		}
-		for _, l := range []struct {
+		lists := []struct {
 			list  string
 			items []policy.Item
-		}{{"containers", in.Containers}, {"volumes", in.Volumes}} {
+		}{{"containers", in.Containers}, {"volumes", in.Volumes}}
+		if !injected {
+			lists = nil
+		}
+		for _, l := range lists {
 			for _, it := range l.items {
 				patch = append(patch, jsonpatch.Add(jsonpatch.Pointer("spec", l.list, "-"), it.JSON))
 			}
