@@ -57,8 +57,8 @@ FUZZTIME ?= 20000x
 # Minimising each new interesting input runs the target up to 60 s by
 # default; where an input costs tens of milliseconds (FuzzEvaluateAsReference
 # runs every library and corpus policy fast, as the reference and directly)
-# that left the fuzzer at 0 inputs/s for most of its run. A count bounds it; a failing input is
-# saved whether or not it was minimised.
+# that left the fuzzer at 0 inputs/s for most of its run. A count bounds it;
+# a failing input is saved whether or not it was minimised.
 FUZZMINIMIZE ?= 10x
 FUZZ = $(GO) test -run XXX -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) -fuzz
 fuzz-short: ## Each fuzz target for $(FUZZTIME) inputs; failures are saved under testdata/fuzz.

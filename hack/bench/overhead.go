@@ -28,9 +28,8 @@ import (
 // sides at once, one namespace each: without webhooks, with the floor
 // server registered as tollgate's webhooks, the same answering with the
 // status annotation alone and with the whole patch tollgate computes
-// (patchingFloor), with tollgate (the defaults: one
-// validating and one mutating webhook, both called for every Pod of the
-// namespace), and with tollgate's injection webhook given the other
+// (patchingFloor), with tollgate (the defaults: one validating and one
+// mutating webhook, both called for every Pod of the namespace), and with tollgate's injection webhook given the other
 // reinvocationPolicy. Every configuration is registered for its own
 // namespace only, and the creates go round the six in turn, so that the
 // machine's ups and downs fall on every side alike. It reports what each
@@ -79,19 +78,18 @@ func apiserverOverhead(ctx context.Context, out io.Writer, root string, src *cer
 	if err != nil {
 		return err
 	}
-	ah, err := patchingFloor(set, false)
+	patching := func(name string, injected bool) (*side, error) {
+		h, err := patchingFloor(set, injected)
+		if err != nil {
+			return nil, err
+		}
+		return build(name, h)
+	}
+	af, err := patching("annotating-floor", false)
 	if err != nil {
 		return err
 	}
-	af, err := build("annotating-floor", ah)
-	if err != nil {
-		return err
-	}
-	ph, err := patchingFloor(set, true)
-	if err != nil {
-		return err
-	}
-	pf, err := build("patching-floor", ph)
+	pf, err := patching("patching-floor", true)
 	if err != nil {
 		return err
 	}

@@ -180,10 +180,10 @@ func (v dval) hasField(name string) bool {
 
 // path is the value at names from the document's object (walk), kept by
 // key (the names joined) for the review's other policies. The keys are
-// unique handles, compared as pointers: a review reads a few paths (3 in
-// BenchmarkPolicies, BenchmarkLibraryPod's 23 policies and
-// BenchmarkTwenty's), found in a scan cheaper than hashing; past maxPaths
-// they are walked each time.
+// unique handles, compared as pointers: a review reads a few paths (at
+// most 3 on the captured Pod in BenchmarkPolicies, BenchmarkTwenty and
+// BenchmarkLibraryPod), found in a scan cheaper than hashing; past
+// maxPaths they are walked each time.
 func (d *document) path(key unique.Handle[string], names []string) (dval, bool) {
 	for i := range d.read.paths {
 		if r := &d.read.paths[i]; r.key == key {
