@@ -16,21 +16,24 @@ import (
 // into Go closures that read the review's JSON (the documents' spans)
 // without making CEL values, for a subset of CEL whose semantics are
 // plain: field selection, has() and optional selection (.?, orValue) on
-// objects; object, oldObject and the policy's variables; literals, list
+// objects; object, oldObject, the policy's variables and the request's
+// namespace, name, operation and subResource; literals, list
 // literals and the empty map; !, &&, ||, ?:; == and != between scalars of
 // one kind (null, bool, int, string); in over lists and objects' keys; <,
 // <=, >, >= between ints; + of ints, strings and lists; size();
 // startsWith, endsWith, contains, and the strings extension's indexOf,
 // lastIndexOf, substring (one argument) and join; [] on lists and
 // objects; and the comprehensions the macros make (all, exists,
-// exists_one, filter, map) over lists.
+// exists_one, filter, map) over lists, and over maps where the order of
+// their keys cannot change the result.
 //
 // Each evaluation either gives the value cel-go gives, or gives up (ok
 // false) wherever cel-go's answer would involve anything else: an error
 // (no such key, no such overload, overflow), a kind it does not model (a
 // double, a non-empty map made by the expression), heterogeneous
-// equality, a map's iteration order. Giving up sends the policy to cel-go
-// (the untracked programs, then the tracked path). Where the bound proves
+// equality, a list of two or more made in a map's iteration order (Go's,
+// random). Giving up sends the policy to cel-go (the untracked programs,
+// then the tracked path). Where the bound proves
 // that no cost limit can be reached, its values decide the policy as the
 // validator would (directpath.go): TestDirectAsCEL compares its every
 // value with cel-go's, and TestEvaluateAsReference its decisions with the
@@ -42,6 +45,7 @@ import (
 // that is, reads and writes them maxSlots above the plan that read it.
 type dframe struct {
 	docs   [2]*document // object, oldObject; nil for none
+	in     *Input       // the request's fields (requestField)
 	plans  []*dplan     // the variables'
 	vars   [maxVars]dvar
 	shared map[string]dval // independent variables' values of this review, by expression
@@ -211,6 +215,9 @@ func (c *dcompiler) selection(s celast.SelectExpr) (dexpr, bool) {
 		op = op.AsSelect().Operand()
 	}
 	slices.Reverse(names)
+	if op.Kind() == celast.IdentKind && op.AsIdent() == plugincel.RequestVarName && !c.shadowed(op.AsIdent()) {
+		return requestField(names, s.IsTestOnly())
+	}
 	walked, last := names, ""
 	if s.IsTestOnly() {
 		walked, last = names[:len(names)-1], names[len(names)-1]
@@ -246,6 +253,40 @@ func (c *dcompiler) selection(s celast.SelectExpr) (dexpr, bool) {
 			return dval{}, false
 		}
 		return dBoolOf(v.hasField(last)), true
+	}, true
+}
+
+// requestField is request.name for the request's string fields that the
+// Input carries: namespace, name, operation and subResource. The
+// apiserver's request value (CreateAdmissionRequest, read through
+// common.SchemalessTypedToVal) leaves out a field its JSON name marks
+// omitempty when it is empty: there selecting it is cel-go's "no such
+// key", and the evaluation gives up. Anything else of request (has(),
+// kind, userInfo, dryRun, deeper selections) has no plan.
+func requestField(names []string, testOnly bool) (dexpr, bool) {
+	if testOnly || len(names) != 1 {
+		return nil, false
+	}
+	var read func(in *Input) string
+	omitEmpty := true
+	switch names[0] {
+	case "namespace":
+		read = func(in *Input) string { return in.Namespace }
+	case "name":
+		read = func(in *Input) string { return in.Name }
+	case "subResource":
+		read = func(in *Input) string { return in.SubResource }
+	case "operation":
+		read, omitEmpty = func(in *Input) string { return in.Operation }, false
+	default:
+		return nil, false
+	}
+	return func(f *dframe) (dval, bool) {
+		s := read(f.in)
+		if s == "" && omitEmpty {
+			return dval{}, false
+		}
+		return dval{k: dString, s: s}, true
 	}, true
 }
 
@@ -728,7 +769,24 @@ func (c *dcompiler) comprehension(x celast.ComprehensionExpr) (dexpr, bool) {
 	}
 	return func(f *dframe) (dval, bool) {
 		r, ok := rng(f)
-		if !ok || r.opt || (r.k != dList && r.k != dArray) {
+		if !ok || r.opt {
+			return dval{}, false
+		}
+		// Over a map, cel-go iterates its keys in Go's random map order:
+		// here they go in the JSON's order, and a result that the order
+		// could change (a list of two keys or more, from filter or map)
+		// gives up. The macros' other results (all, exists: a bool;
+		// exists_one: an int) are the same in any order when no element
+		// fails, and the evaluation gives up where one does.
+		overMap := r.k == dObject
+		if overMap {
+			keys, ok := r.keys()
+			if !ok {
+				return dval{}, false
+			}
+			r = dval{k: dList, list: keys}
+		}
+		if r.k != dList && r.k != dArray {
 			return dval{}, false
 		}
 		a, ok := init(f)
@@ -758,6 +816,10 @@ func (c *dcompiler) comprehension(x celast.ComprehensionExpr) (dexpr, bool) {
 		if failed {
 			return dval{}, false
 		}
-		return result(f)
+		v, ok := result(f)
+		if ok && overMap && !(v.k == dBool || v.k == dInt || (v.k == dList && len(v.list) <= 1)) {
+			return dval{}, false
+		}
+		return v, ok
 	}, true
 }

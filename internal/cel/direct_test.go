@@ -3,8 +3,10 @@ package cel_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tollgate-dev/tollgate/internal/benchpolicies"
@@ -82,6 +84,64 @@ func TestDirectManyVariables(t *testing.T) {
 		got, want := p.Evaluate(context.Background(), fastInput(in())), p.EvaluateReference(context.Background(), referenceInput(in()))
 		if !sameOutcome(got, want) {
 			t.Errorf("%s:\n got  %+v\n want %+v", name, got, want)
+		}
+	}
+}
+
+// TestDirectRequestAndMaps: the request's fields and comprehensions over
+// maps, on inputs chosen for where the direct evaluator must give up:
+// a field the apiserver's request leaves out when empty, a result the
+// map's order could change, a repeated name. want is whether it gives
+// the rule a value (then CheckDirect requires cel-go's), plan whether it
+// has one at all.
+func TestDirectRequestAndMaps(t *testing.T) {
+	const (
+		two      = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","annotations":{"a":"1","b":"2"}}}`
+		repeated = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","annotations":{"a":"1","a":"2"}}}`
+		none     = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}`
+	)
+	// Twenty names, the first repeated last: past 16, keys looks for
+	// repeats in a map rather than pairwise.
+	var b strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&b, `"k%d":"v",`, i)
+	}
+	manyRepeated := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","annotations":{` + b.String() + `"k0":"w"}}}`
+	for _, c := range []struct {
+		rule, obj, ns string
+		plan, want    bool
+	}{
+		{"request.namespace == 'default'", none, "default", true, true},
+		{"request.namespace == 'default'", none, "", true, false}, // left out: no such key
+		{"request.name == 'n'", none, "", true, true},
+		{"request.operation == 'CREATE'", none, "", true, true},
+		{"request.subResource == ''", none, "shop", true, false},
+		{"request.userInfo.username == 'alice'", none, "shop", false, false},
+		{"has(request.namespace)", none, "shop", false, false},
+		{"size(object.metadata.annotations.filter(k, k != 'a')) == 1", two, "shop", true, true},
+		{"size(object.metadata.annotations.filter(k, true)) == 2", two, "shop", true, false}, // two keys: their order is cel-go's
+		{"object.metadata.annotations.map(k, k)[0] == 'a'", two, "shop", true, false},
+		{"object.metadata.annotations.all(k, size(k) == 1)", two, "shop", true, true},
+		{"object.metadata.annotations.exists(k, k == 'b')", two, "shop", true, true},
+		{"object.metadata.annotations.exists_one(k, k == 'b')", two, "shop", true, true},
+		{"object.metadata.annotations.exists_one(k, k == 'a')", repeated, "shop", true, false}, // one key in cel-go's map
+		{"object.metadata.annotations.exists_one(k, k == 'k0')", manyRepeated, "shop", true, false},
+		{"object.metadata.?annotations.orValue({}).all(k, false)", none, "shop", true, true},
+	} {
+		p, errs := cel.Compile(cel.Spec{Name: "case", Validations: []cel.Validation{{Expression: c.rule}}}, field.NewPath("spec"))
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		in, err := requestInput([]byte(c.obj), nil, schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, schema.GroupVersionResource{Version: "v1", Resource: "pods"}, "CREATE", c.ns, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := p.CheckDirect(fastInput(in))
+		for _, problem := range got.Problems {
+			t.Errorf("%s (namespace %q): %s", c.rule, c.ns, problem)
+		}
+		if plan, given := got.Planned == 1, got.Compared == 1; plan != c.plan || given != c.want {
+			t.Errorf("%s on %s (namespace %q): planned %v, given a value %v; want %v, %v", c.rule, c.obj, c.ns, plan, given, c.plan, c.want)
 		}
 	}
 }

@@ -165,6 +165,37 @@ func (v dval) field(name string) (dval, bool) {
 	return dval{}, false
 }
 
+// keys are the names of the object v's members, in order, as strings:
+// the keys of its CEL map; false when a name repeats (the map has it
+// once, with the last value).
+func (v dval) keys() ([]dval, bool) {
+	if v.doc == nil { // the empty map {}
+		return nil, true
+	}
+	ms := v.doc.membersAt(v.start)
+	out := make([]dval, len(ms))
+	var seen map[string]bool
+	if len(ms) > 16 {
+		seen = make(map[string]bool, len(ms))
+	}
+	for i, m := range ms {
+		if seen != nil {
+			if seen[m.name] {
+				return nil, false
+			}
+			seen[m.name] = true
+		} else {
+			for _, p := range ms[:i] {
+				if p.name == m.name {
+					return nil, false
+				}
+			}
+		}
+		out[i] = dval{k: dString, s: m.name}
+	}
+	return out, true
+}
+
 // hasField tells whether the JSON object v has a member name.
 func (v dval) hasField(name string) bool {
 	if v.doc == nil { // the empty map {}
