@@ -775,9 +775,9 @@ func (c *dcompiler) comprehension(x celast.ComprehensionExpr) (dexpr, bool) {
 		// Over a map, cel-go iterates its keys in Go's random map order:
 		// here they go in the JSON's order, and a result that the order
 		// could change (a list of two keys or more, from filter or map)
-		// gives up. The macros' other results (all, exists: a bool;
-		// exists_one: an int) are the same in any order when no element
-		// fails, and the evaluation gives up where one does.
+		// gives up. The other macros' results (all, exists, exists_one: a
+		// bool) are the same in any order when no element fails, and the
+		// evaluation gives up where one does.
 		overMap := r.k == dObject
 		if overMap {
 			keys, ok := r.keys()
@@ -817,7 +817,7 @@ func (c *dcompiler) comprehension(x celast.ComprehensionExpr) (dexpr, bool) {
 			return dval{}, false
 		}
 		v, ok := result(f)
-		if ok && overMap && !(v.k == dBool || v.k == dInt || (v.k == dList && len(v.list) <= 1)) {
+		if ok && overMap && !(v.k == dBool || (v.k == dList && len(v.list) <= 1)) {
 			return dval{}, false
 		}
 		return v, ok
