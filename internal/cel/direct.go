@@ -44,9 +44,8 @@ import (
 // own from 0, and a variable's plan, evaluated on first read wherever
 // that is, reads and writes them maxSlots above the plan that read it.
 type dframe struct {
-	docs   [2]*document // object, oldObject; nil for none
-	in     *Input       // the request's fields (requestField)
-	plans  []*dplan     // the variables'
+	in     *Input   // its docs (object, oldObject; nil for none) and the request's fields
+	plans  []*dplan // the variables'
 	vars   [maxVars]dvar
 	shared map[string]dval // independent variables' values of this review, by expression
 	base   int
@@ -95,12 +94,18 @@ type dcompiler struct {
 // direct evaluator: nil where one cannot be (an expression reading a
 // variable that cannot be cannot be either).
 func directPlans(vars []*variable, exprs ...[]*untracked) (varPlans []*dplan, plans [][]dexpr) {
+	if len(vars) > maxVars { // more than a frame holds: no plan reads them
+		for _, us := range exprs {
+			plans = append(plans, make([]dexpr, len(us)))
+		}
+		return nil, plans
+	}
 	c := &dcompiler{vars: map[string]int{}, plans: make([]*dplan, len(vars))}
 	for i, v := range vars {
 		c.vars[v.name] = i
 	}
 	for i, v := range vars {
-		if v.untracked == nil || len(vars) > maxVars {
+		if v.untracked == nil {
 			continue
 		}
 		if e, ok := c.compile(v.untracked.ast.Expr()); ok {
@@ -110,14 +115,11 @@ func directPlans(vars []*variable, exprs ...[]*untracked) (varPlans []*dplan, pl
 	for _, us := range exprs {
 		ps := make([]dexpr, len(us))
 		for i, u := range us {
-			if u != nil && len(vars) <= maxVars {
+			if u != nil {
 				ps[i], _ = c.compile(u.ast.Expr())
 			}
 		}
 		plans = append(plans, ps)
-	}
-	if len(vars) > maxVars {
-		return nil, plans // more than a frame holds: no plan reads them
 	}
 	return c.plans, plans
 }
@@ -178,7 +180,7 @@ func (c *dcompiler) ident(name string) (dexpr, bool) {
 		return nil, false
 	}
 	return func(f *dframe) (dval, bool) {
-		d := f.docs[doc]
+		d := f.in.docs[doc]
 		if d == nil {
 			return dval{k: dNull}, true
 		}
@@ -228,7 +230,7 @@ func (c *dcompiler) selection(s celast.SelectExpr) (dexpr, bool) {
 		// once for every policy of the review.
 		key := unique.Make(strings.Join(walked, "\x00"))
 		from = func(f *dframe) (dval, bool) {
-			d := f.docs[doc]
+			d := f.in.docs[doc]
 			if d == nil {
 				return dval{}, false // null has no members
 			}

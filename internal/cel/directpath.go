@@ -37,7 +37,7 @@ func (p *Program) decideDirect(in *Input, fi *fastInput, q verdict) (decisions [
 		return nil, false, false
 	}
 	f := frames.Get().(*dframe)
-	f.docs, f.in, f.plans, f.shared, f.base = in.docs, in, fp.directVars, fi.direct, 0
+	f.in, f.plans, f.shared, f.base = in, fp.directVars, fi.direct, 0
 	for i := range f.plans {
 		f.vars[i] = dvar{}
 	}
@@ -71,7 +71,7 @@ func (p *Program) decideDirect(in *Input, fi *fastInput, q verdict) (decisions [
 	if decided && len(denied) > 0 {
 		decisions, decided = p.denials(f, denied)
 	}
-	f.docs, f.in, f.plans, f.shared = [2]*document{}, nil, nil, nil
+	f.in, f.plans, f.shared = nil, nil, nil
 	frames.Put(f)
 	return decisions, len(denied) == 0, decided
 }

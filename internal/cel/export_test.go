@@ -197,7 +197,7 @@ func (p *Program) CheckDirect(in *Input) DirectCheck {
 	rules, messages := plans[0], plans[1]
 	fast := &policyEval{ctx: context.Background(), p: p, r: r, done: map[string]*varResult{}, shared: map[string]*varResult{}, untracked: true}
 	fc := fast.newContext()
-	frame := &dframe{docs: in.docs, in: in, plans: vars, shared: map[string]dval{}}
+	frame := &dframe{in: in, plans: vars, shared: map[string]dval{}}
 	adapter := newValues() // the lazy values' adapter, as the review's makes them
 	compare := func(what string, got dval, ok bool, want func() (ref.Val, error)) {
 		out.Planned++
