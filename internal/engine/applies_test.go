@@ -12,7 +12,6 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
-
 // TestApplies: for every kind of policy, one that does not apply to a
 // request (no binding, a binding or selector not selecting its namespace
 // or labels, a match condition false, an exempt namespace) gives a skip
