@@ -2,9 +2,15 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tollgate-dev/tollgate/internal/manifest"
 )
 
 // applies is the testdata of the "not applicable is not pass" tests: one
@@ -156,5 +162,105 @@ func TestReviewNotApplicable(t *testing.T) {
 				t.Errorf("exit %d, response %+v; want exit %d, allowed %v, no patch, no warning\n%s", code, r, wantCode, tc.allowed, out)
 			}
 		})
+	}
+}
+
+// apiserver serves, read-only, what tollgate audit reads of a cluster:
+// discovery of the core group, and lists of namespaces and configmaps
+// (the objects of configmaps.yaml and namespaces.yaml, as stored).
+func apiserver(t *testing.T) string {
+	t.Helper()
+	list := func(kind, file string) []byte {
+		objs, err := manifest.Read([]string{applies(file)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items := make([]json.RawMessage, 0, len(objs))
+		for i, o := range objs {
+			var m map[string]any
+			if err := json.Unmarshal(o.JSON, &m); err != nil {
+				t.Fatal(err)
+			}
+			m["metadata"].(map[string]any)["uid"] = fmt.Sprintf("%s-%d", kind, i)
+			b, _ := json.Marshal(m)
+			items = append(items, b)
+		}
+		b, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": kind + "List", "metadata": map[string]any{}, "items": items})
+		return b
+	}
+	bodies := map[string][]byte{
+		"/api":               []byte(`{"kind":"APIVersions","versions":["v1"],"serverAddressByClientCIDRs":[{"clientCIDR":"0.0.0.0/0","serverAddress":"127.0.0.1"}]}`),
+		"/apis":              []byte(`{"kind":"APIGroupList","apiVersion":"v1","groups":[]}`),
+		"/api/v1":            []byte(`{"kind":"APIResourceList","groupVersion":"v1","resources":[{"name":"namespaces","singularName":"namespace","namespaced":false,"kind":"Namespace","verbs":["get","list"]},{"name":"configmaps","singularName":"configmap","namespaced":true,"kind":"ConfigMap","verbs":["get","list"]}]}`),
+		"/api/v1/namespaces": list("Namespace", "namespaces.yaml"),
+		"/api/v1/configmaps": list("ConfigMap", "configmaps.yaml"),
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, ok := bodies[r.URL.Path]
+		if !ok || r.Method != http.MethodGet {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(b)
+	}))
+	t.Cleanup(srv.Close)
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: %q}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n", srv.URL)
+	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig
+}
+
+// TestAuditNotApplicable: tollgate audit, against a cluster holding the
+// same ConfigMaps, reports no result for a policy that does not apply to a
+// stored object, lists it as skip with the reason on request, and leaves it
+// out of the PolicyReport.
+func TestAuditNotApplicable(t *testing.T) {
+	args := []string{"audit", "--kubeconfig", apiserver(t), "-c", applies("policies.yaml")}
+	code, out, errs := run(args...)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", code, out, errs)
+	}
+	got := rows(out)
+	for r := range got {
+		if strings.HasPrefix(r, "ConfigMap team-b/plain ") || strings.HasPrefix(r, "ConfigMap kube-system/") ||
+			strings.Contains(r, " vap-unbound ") || strings.Contains(r, " pass ") || strings.Contains(r, " skip ") {
+			t.Errorf("row of a policy that does not apply: %q", r)
+		}
+	}
+	for _, want := range []string{
+		"ConfigMap team-a/plain vap fail ValidatingAdmissionPolicy 'vap' with binding 'vap-team-a' denied request: no passwords in ConfigMaps",
+		"ConfigMap team-b/canary vap fail ValidatingAdmissionPolicy 'vap' with binding 'vap-canary' denied request: no passwords in ConfigMaps",
+		"ConfigMap team-a/exempt validate-canary fail configmap \"exempt\" violates policy validate-canary: no passwords in ConfigMaps",
+	} {
+		if !got[want] {
+			t.Errorf("no row %q in\n%s", want, out)
+		}
+	}
+	_, out, _ = run(append(args, "--show-skipped")...)
+	got = rows(out)
+	for _, want := range []string{
+		"ConfigMap team-a/plain vap-unbound skip no binding",
+		"ConfigMap team-b/plain vap skip binding vap-team-a does not select namespace team-b; binding vap-canary does not select the object's labels",
+		"ConfigMap team-a/plain validate-canary skip objectSelector does not select the object's labels",
+		"ConfigMap team-a/exempt vap skip match conditions not met: not-exempt",
+		"ConfigMap kube-system/system vap skip namespace kube-system is exempt",
+	} {
+		if !got[want] {
+			t.Errorf("--show-skipped: no row %q in\n%s", want, out)
+		}
+	}
+	_, out, _ = run(append(args, "-o", "json")...)
+	var report struct {
+		Summary map[string]int
+		Results []struct{ Policy, Result string }
+	}
+	if err := json.Unmarshal([]byte(out), &report); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if report.Summary["skip"] != 0 || report.Summary["pass"] != 0 || report.Summary["fail"] != 5 || len(report.Results) != 5 {
+		t.Errorf("PolicyReport: summary %v, %d results; want 5 fail, nothing else\n%s", report.Summary, len(report.Results), out)
 	}
 }
