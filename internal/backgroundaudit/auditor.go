@@ -416,7 +416,7 @@ func (a *auditor) evaluate(ctx context.Context, key string) error {
 	}
 	u = u.DeepCopy()
 	st := a.state.Load()
-	f, keep := reported(audit.Evaluate(ctx, st.eng, w.resource, u, st.depends), st.depends)
+	f, keep := reported(audit.Evaluate(ctx, st.eng, w.resource, u, st.depends))
 	// The informer holds the object; a report names it, with its uid.
 	f.Object.JSON = []byte(`{"metadata":{"uid":` + strconv.Quote(string(u.GetUID())) + `}}`)
 	if !keep {

@@ -6,7 +6,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/tollgate-dev/tollgate/internal/audit"
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/exception"
 	"github.com/tollgate-dev/tollgate/internal/offline"
@@ -42,15 +41,16 @@ func judged(u *unstructured.Unstructured) map[string]any {
 	return out
 }
 
-// reported keeps the results a report shows: every pass, fail, warn and
-// error, and the skips that say something about the object (an exception,
-// a verdict that depends on the request); not the policies that do not
-// apply to it at all. ok is false when none is left.
-func reported(f offline.Finding, depends map[string]string) (offline.Finding, bool) {
+// reported keeps the results a report shows: those of the policies that
+// apply to the object (engine.Result.Applies), pass, fail, warn, error, and
+// the skips that say something about it (an exception, a verdict that
+// depends on the request); not the policies that do not apply to it at all
+// (not matched, no binding selecting it, match conditions false, system
+// namespaces). ok is false when none is left.
+func reported(f offline.Finding) (offline.Finding, bool) {
 	var keep []engine.Result
 	for _, r := range f.Results {
-		d := depends[r.Policy]
-		if r.Outcome != engine.Skip || r.Exception != "" || (d != "" && r.Message == audit.DependsMessage(d)) {
+		if r.Applies() {
 			keep = append(keep, r)
 		}
 	}

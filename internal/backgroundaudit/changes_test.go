@@ -58,7 +58,6 @@ func TestChanged(t *testing.T) {
 }
 
 func TestReported(t *testing.T) {
-	depends := map[string]string{"who": "request.userInfo"}
 	obj := &manifest.Object{Name: "p"}
 	tests := []struct {
 		name    string
@@ -67,16 +66,16 @@ func TestReported(t *testing.T) {
 		keep    bool
 	}{
 		{"fail and pass kept", []engine.Result{{Policy: "a", Outcome: engine.Fail}, {Policy: "b", Outcome: engine.Pass}}, []string{"a", "b"}, true},
-		{"not matching dropped", []engine.Result{{Policy: "a", Outcome: engine.Skip, Message: "does not match the request"}, {Policy: "b", Outcome: engine.Warn}}, []string{"b"}, true},
+		{"not matching dropped", []engine.Result{{Policy: "a", Outcome: engine.Skip, Message: "does not match the request", NotApplicable: true}, {Policy: "b", Outcome: engine.Warn}}, []string{"b"}, true},
 		{"exempted kept", []engine.Result{{Policy: "a", Outcome: engine.Skip, Exception: "x"}}, []string{"a"}, true},
 		{"request-dependent kept", []engine.Result{{Policy: "who", Outcome: engine.Skip, Message: audit.DependsMessage("request.userInfo")}}, []string{"who"}, true},
-		{"request-dependent but not matching dropped", []engine.Result{{Policy: "who", Outcome: engine.Skip, Message: "does not match the request"}}, nil, false},
-		{"nothing applies", []engine.Result{{Policy: "a", Outcome: engine.Skip, Message: "namespace kube-system is exempt"}}, nil, false},
+		{"request-dependent but not matching dropped", []engine.Result{{Policy: "who", Outcome: engine.Skip, Message: "does not match the request", NotApplicable: true}}, nil, false},
+		{"nothing applies", []engine.Result{{Policy: "a", Outcome: engine.Skip, Message: "namespace kube-system is exempt", NotApplicable: true}}, nil, false},
 		{"no results", nil, nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, keep := reported(offline.Finding{Object: obj, Results: tt.results}, depends)
+			f, keep := reported(offline.Finding{Object: obj, Results: tt.results})
 			var got []string
 			for _, r := range f.Results {
 				got = append(got, r.Policy)

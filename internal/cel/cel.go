@@ -321,8 +321,9 @@ func (in *Input) attributes(obj, old runtime.Object) k8sadmission.Attributes {
 
 // Outcome is what a program made of an input.
 type Outcome struct {
-	// Skipped: a condition was false.
+	// Skipped: a condition was false; Unmet names it.
 	Skipped bool
+	Unmet   string
 	// Violations are the failed rules, with their messages and reasons.
 	Violations []Violation
 	// Err is an evaluation error (a runtime error or the cost limit): a
@@ -370,7 +371,7 @@ func (p *Program) evaluate(ctx context.Context, in *Input, decide func(context.C
 			return Outcome{Err: fmt.Errorf("condition %s: %w", m.FailedConditionName, m.Error)}
 		}
 		if !m.Matches {
-			return Outcome{Skipped: true}
+			return Outcome{Skipped: true, Unmet: m.FailedConditionName}
 		}
 	}
 	return outcomeOf(decide(ctx, in), len(p.spec.Validations))

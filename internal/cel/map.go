@@ -87,16 +87,17 @@ func CompileMAP(p *admissionregistrationv1.MutatingAdmissionPolicy) (*MAP, field
 }
 
 // MatchConditions evaluates the policy's matchConditions; true without any.
-// An error is the apiserver's, to be handled by the failure policy.
-func (m *MAP) MatchConditions(ctx context.Context, va *k8sadmission.VersionedAttributes, param runtime.Object, authz authorizer.UnconditionalAuthorizer) (bool, error) {
+// When one is false, unmet names it. An error is the apiserver's, to be
+// handled by the failure policy.
+func (m *MAP) MatchConditions(ctx context.Context, va *k8sadmission.VersionedAttributes, param runtime.Object, authz authorizer.UnconditionalAuthorizer) (ok bool, unmet string, err error) {
 	if m.matcher == nil {
-		return true, nil
+		return true, "", nil
 	}
 	res := m.matcher.Match(m.compiler.CreateContext(ctx), va, param, authz)
 	if res.Error != nil {
-		return false, res.Error
+		return false, "", res.Error
 	}
-	return res.Matches, nil
+	return res.Matches, res.FailedConditionName, nil
 }
 
 // Mutate runs every mutation in order on va's object, updating it as the

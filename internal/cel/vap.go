@@ -20,6 +20,7 @@ import (
 // VAP is a compiled ValidatingAdmissionPolicy.
 type VAP struct {
 	validator validating.Validator
+	matcher   matchconditions.Matcher // the policy's matchConditions; nil without
 	// UsesNamespaceObject tells whether an expression reads namespaceObject,
 	// which needs the request's Namespace.
 	UsesNamespaceObject bool
@@ -86,7 +87,7 @@ func CompileVAP(vap *admissionregistrationv1.ValidatingAdmissionPolicy) (*VAP, f
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	return &VAP{validator: validator, UsesNamespaceObject: References("namespaceObject", expressions(vap)...)}, nil
+	return &VAP{validator: validator, matcher: matcher, UsesNamespaceObject: References("namespaceObject", expressions(vap)...)}, nil
 }
 
 // expressions are every CEL expression of a policy.
@@ -111,4 +112,18 @@ func expressions(vap *admissionregistrationv1.ValidatingAdmissionPolicy) []strin
 // params (nil without), with authz bound to the authorizer variable.
 func (v *VAP) Validate(ctx context.Context, matched schema.GroupVersionResource, va *k8sadmission.VersionedAttributes, param runtime.Object, ns *corev1.Namespace, authz authorizer.UnconditionalAuthorizer) validating.ValidateResult {
 	return v.validator.Validate(ctx, matched, va, param, ns, celconfig.RuntimeCELCostBudget, authz)
+}
+
+// Unmet tells whether res, Validate's result for one invocation, is the
+// apiserver's answer to a false match condition, and names the condition.
+// The validator then returns no decision and no audit annotation at all (it
+// returns early); every other path returns one decision per validation and
+// one result per audit annotation, both non-nil, or a single error
+// decision, so an empty result means the policy did not apply. The
+// conditions are evaluated again, only then, for the name.
+func (v *VAP) Unmet(ctx context.Context, res validating.ValidateResult, va *k8sadmission.VersionedAttributes, param runtime.Object, authz authorizer.UnconditionalAuthorizer) (name string, unmet bool) {
+	if res.Decisions != nil || res.AuditAnnotations != nil || v.matcher == nil {
+		return "", false
+	}
+	return v.matcher.Match(ctx, va, param, authz).FailedConditionName, true
 }

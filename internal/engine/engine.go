@@ -94,7 +94,7 @@ func (e *Engine) Evaluate(ctx context.Context, g *policy.Group, req *admission.R
 
 func (e *Engine) evaluate(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
 	if e.excluded.Has(req.Namespace) {
-		return skipAll(g, "namespace "+req.Namespace+" is exempt")
+		return notApplicableAll(g, "namespace "+req.Namespace+" is exempt")
 	}
 	if g.Kind == policy.GroupVAP {
 		return e.validateVAP(ctx, g, req) // its rules say which subresources it checks
@@ -103,7 +103,7 @@ func (e *Engine) evaluate(ctx context.Context, g *policy.Group, req *admission.R
 		return e.mutateMAP(ctx, g, req) // so do a MutatingAdmissionPolicy's
 	}
 	if req.SubResource != "" {
-		return skipAll(g, "subresource "+req.SubResource+" is not checked")
+		return notApplicableAll(g, "subresource "+req.SubResource+" is not checked")
 	}
 	switch g.Kind {
 	case policy.GroupInjection:
@@ -138,9 +138,9 @@ func (e *Engine) matching(g *policy.Group, req *admission.Request, labels, oldLa
 	for _, p := range g.Policies {
 		switch {
 		case !p.Matches(&t):
-			skipped = append(skipped, Result{Policy: p.Name(), Outcome: Skip, Message: "does not match the request"})
+			skipped = append(skipped, notApplicable(p.Name(), missed(p, &t)))
 		case nsLabels != nil && !p.MatchesNamespace(nsLabels):
-			skipped = append(skipped, Result{Policy: p.Name(), Outcome: Skip, Message: "namespace " + req.Namespace + " is not selected"})
+			skipped = append(skipped, notApplicable(p.Name(), "namespace "+req.Namespace+" is not selected"))
 		default:
 			x := e.exemption(p.Name(), req, labels)
 			if x.Whole != nil {

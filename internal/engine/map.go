@@ -13,7 +13,9 @@ import (
 // mutateMAP runs a group's MutatingAdmissionPolicy (one per group) as the
 // apiserver would, and answers with the JSON Patch from the object as
 // received to the object as the policy left it. The patch is applied here
-// first, so a patch the apiserver could not apply is never sent.
+// first, so a patch the apiserver could not apply is never sent. A policy
+// that does not apply (mutatingpolicy.Outcome NotApplied) is reported as
+// such, never as a pass.
 func (e *Engine) mutateMAP(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
 	p := g.Policies[0]
 	out, err := mutatingpolicy.Mutate(ctx, p.MAP, req, e.namespaces, e.external)
@@ -27,8 +29,8 @@ func (e *Engine) mutateMAP(ctx context.Context, g *policy.Group, req *admission.
 		r.Outcome, r.Message = Fail, out.Denial
 		resp = admission.Denied(out.Denial)
 		resp.Code, resp.Reason = out.Code, out.Reason
-	case !out.Matched && len(out.Errors) == 0:
-		r.Outcome, r.Message = Skip, "does not match the request"
+	case out.NotApplied != "":
+		return Evaluation{Response: resp, Results: []Result{notApplicable(p.Name(), out.NotApplied)}}
 	case out.Changed:
 		ops, err := diffPatch(req.Object(), out.Object)
 		if err == nil {

@@ -14,7 +14,7 @@ var podsResource = corev1.SchemeGroupVersion.WithResource("pods").GroupResource(
 // a Pod is created, so any other operation leaves the Pod as it is.
 func (e *Engine) mutate(g *policy.Group, req *admission.Request) Evaluation {
 	if req.Operation != admission.Create || req.Resource.GroupResource() != podsResource {
-		return skipAll(g, "injection applies to pods when they are created")
+		return notApplicableAll(g, "injection applies to pods when they are created")
 	}
 	meta, _, err := metaOf(req)
 	if err != nil {
@@ -41,7 +41,7 @@ func (e *Engine) mutate(g *policy.Group, req *admission.Request) Evaluation {
 		r := Result{Policy: o.Policy, Outcome: Pass, Message: o.Message}
 		switch {
 		case o.State == inject.OptedOut:
-			r.Outcome = Skip
+			r = notApplicable(o.Policy, o.Message)
 		case o.Warning != "":
 			r.Outcome, r.Message = Warn, o.Warning
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/jsonpatch"
 	"github.com/tollgate-dev/tollgate/internal/policy"
+	"github.com/tollgate-dev/tollgate/internal/vap"
 )
 
 // mutateObjects runs a group's mutation policies in order, each on the
@@ -26,15 +27,24 @@ func (e *Engine) mutateObjects(ctx context.Context, g *policy.Group, req *admiss
 		return errorAll(g, admission.BadRequest(err))
 	}
 	if len(req.Object()) == 0 {
-		return skipAll(g, "mutations apply to objects being created or updated")
+		return notApplicableAll(g, "mutations apply to objects being created or updated")
 	}
 	policies, results, _ := e.matching(g, req, in.labels, in.oldLabels)
 	ns := e.namespace(req.Namespace)
 	doc := req.Object()
 	var all jsonpatch.Patch
-	var warnings, applied, denials []string
+	var warnings, patched, denials []string
 	for _, p := range policies {
-		ops, next, err := e.mutateOne(ctx, p, req, doc, ns)
+		unmet, err := e.conditions(ctx, p, req, in, doc, len(all) > 0, ns)
+		if unmet != "" {
+			results = append(results, notApplicable(p.Name(), vap.MatchConditionsNotMet(unmet)))
+			continue
+		}
+		var ops jsonpatch.Patch
+		next := doc
+		if err == nil {
+			ops, next, err = e.mutateOne(ctx, p, req, doc, ns)
+		}
 		r := Result{Policy: p.Name(), Outcome: Pass, Message: "no change needed"}
 		switch {
 		case err != nil && p.Spec.FailurePolicy == policy.Ignore:
@@ -46,20 +56,52 @@ func (e *Engine) mutateObjects(ctx context.Context, g *policy.Group, req *admiss
 		case len(ops) > 0:
 			r.Message = fmt.Sprintf("%d patch operations", len(ops))
 			all = append(all, ops...)
-			applied = append(applied, p.Name())
+			patched = append(patched, p.Name())
 			doc = next
 		}
 		results = append(results, r)
 	}
 	if len(denials) > 0 {
 		resp := admission.Errored(fmt.Errorf("%s", strings.Join(denials, "; ")))
-		resp.Policies = names(policies)
+		resp.Policies = applied(results)
 		return Evaluation{Response: resp, Results: results}
 	}
 	resp := admission.Patched(all)
 	resp.Warnings = warnings
-	resp.Policies = applied
+	resp.Policies = patched
 	return Evaluation{Response: resp, Results: results}
+}
+
+// conditions evaluates a mutation policy's conditions as a webhook's
+// matchConditions are, on the object as the policies before it left it
+// (doc, changed when they changed it): unmet names the first that is
+// false; err is one that could not be evaluated.
+func (e *Engine) conditions(ctx context.Context, p *policy.Policy, req *admission.Request, in *input, doc []byte, changed bool, ns *corev1.Namespace) (unmet string, err error) {
+	prog := p.Program() // a mutation policy's holds its conditions only
+	if prog == nil {
+		return "", nil
+	}
+	var ci *cel.Input
+	if changed {
+		cur, err := cel.ObjectFromJSON(doc)
+		if err != nil {
+			return "", err
+		}
+		ci, err = in.celFor(req, cur, ns)
+	} else {
+		ci, err = in.cel(req, ns)
+	}
+	if err != nil {
+		return "", err
+	}
+	out := prog.Evaluate(ctx, ci)
+	switch {
+	case out.Err != nil:
+		return "", out.Err
+	case out.Skipped:
+		return out.Unmet, nil
+	}
+	return "", nil
 }
 
 // mutateOne returns one policy's operations against doc, and doc after them.

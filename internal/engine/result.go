@@ -24,20 +24,20 @@ type Result struct {
 	Message string
 	// Exception names the PolicyException that made the outcome Skip.
 	Exception string
+	// NotApplicable: the policy does not apply to the request (Outcome
+	// Skip, Message says why; see applies.go). Every other result, a skip by
+	// an exception included, is about a policy that applies.
+	NotApplicable bool
 }
+
+// Applies tells whether the policy applied to the request: what every path
+// (reports, tests, metrics) reads to leave out the policies that did not.
+func (r Result) Applies() bool { return !r.NotApplicable }
 
 // Evaluation is the answer to a request and how each policy came to it.
 type Evaluation struct {
 	Response admission.Response
 	Results  []Result
-}
-
-func skipAll(g *policy.Group, why string) Evaluation {
-	ev := Evaluation{Response: admission.Allowed()}
-	for _, p := range g.Policies {
-		ev.Results = append(ev.Results, Result{Policy: p.Name(), Outcome: Skip, Message: why})
-	}
-	return ev
 }
 
 // errorAll answers a request the group cannot read: every policy errs.

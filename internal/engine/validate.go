@@ -17,6 +17,7 @@ import (
 // verdict is what one policy found in one request.
 type verdict struct {
 	skipped  bool
+	unmet    string // the condition that was false, when skipped
 	problems []string
 	reason   string
 	err      error
@@ -40,7 +41,7 @@ func (e *Engine) validate(ctx context.Context, g *policy.Group, req *admission.R
 		r := Result{Policy: p.Name(), Outcome: Pass}
 		switch {
 		case v.skipped:
-			r.Outcome, r.Message = Skip, "a condition is false"
+			r = notApplicable(p.Name(), vap.MatchConditionsNotMet(v.unmet))
 		case v.err != nil && p.Spec.FailurePolicy == policy.Ignore:
 			r.Outcome, r.Message = Error, fmt.Sprintf("could not be evaluated (failurePolicy Ignore): %v", v.err)
 		case v.err != nil:
@@ -73,7 +74,7 @@ func (e *Engine) validate(ctx context.Context, g *policy.Group, req *admission.R
 	if len(audit) > 0 {
 		resp.AuditAnnotations = audit
 	}
-	resp.Policies = names(policies)
+	resp.Policies = applied(results)
 	return Evaluation{Response: resp, Results: results}
 }
 
@@ -103,7 +104,7 @@ func (e *Engine) judge(ctx context.Context, p *policy.Policy, req *admission.Req
 		case out.Err != nil:
 			return subject, verdict{err: out.Err}
 		case out.Skipped:
-			return subject, verdict{skipped: true}
+			return subject, verdict{skipped: true, unmet: out.Unmet}
 		}
 		for _, viol := range out.Violations {
 			v.problems = append(v.problems, viol.Message)

@@ -9,20 +9,25 @@ import (
 )
 
 // validateVAP enforces a group's ValidatingAdmissionPolicy (one per
-// group) as the apiserver would.
+// group) as the apiserver would. A policy that does not apply (vap.Outcome
+// NotApplied) is admitted as the apiserver admits it, and reported as such,
+// never as a pass.
 func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
 	p := g.Policies[0]
 	out, err := vap.Evaluate(ctx, p.VAP, req, e.namespaces, e.external)
 	if err != nil {
 		return errorAll(g, admission.BadRequest(err))
 	}
-	r := Result{Policy: p.Name(), Outcome: Pass}
 	resp := admission.Allowed()
+	if out.NotApplied != "" {
+		return Evaluation{Response: resp, Results: []Result{notApplicable(p.Name(), out.NotApplied)}}
+	}
 	if out.Matched {
 		if ex := e.exemption(p.Name(), req, objectLabels(req)).Whole; ex != nil { // a VAP's rules have no names
 			return Evaluation{Response: resp, Results: []Result{exempted(p.Name(), ex)}}
 		}
 	}
+	r := Result{Policy: p.Name(), Outcome: Pass}
 	switch {
 	case out.Denial != "":
 		r.Outcome, r.Message = Fail, out.Denial
@@ -30,8 +35,8 @@ func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admissio
 		resp.Code, resp.Reason = out.Code, out.Reason
 	case len(out.Undecided) > 0:
 		r.Outcome, r.Message = Error, "could not be evaluated (failurePolicy Ignore): "+out.Undecided[0]
-	case !out.Matched:
-		r.Outcome, r.Message = Skip, "does not match the request"
+	case len(out.Ignored) > 0:
+		r.Outcome, r.Message = Error, "could not be evaluated (failurePolicy Ignore): "+out.Ignored[0]
 	case len(out.Warnings) > 0:
 		r.Outcome, r.Message = Warn, out.Warnings[0]
 	case len(out.Failures) > 0:
@@ -39,8 +44,6 @@ func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admissio
 	}
 	resp.Warnings = out.Warnings
 	resp.AuditAnnotations = out.AuditAnnotations
-	if out.Matched || out.Denial != "" {
-		resp.Policies = []string{p.Name()}
-	}
+	resp.Policies = []string{p.Name()}
 	return Evaluation{Response: resp, Results: []Result{r}}
 }

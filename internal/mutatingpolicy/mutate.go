@@ -12,6 +12,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -27,11 +29,19 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/external"
 	"github.com/tollgate-dev/tollgate/internal/policy"
+	"github.com/tollgate-dev/tollgate/internal/vap"
 )
 
 // Outcome is what a MutatingAdmissionPolicy made of a request.
 type Outcome struct {
+	// Matched: a binding selected the request and the policy's
+	// matchConditions were true for it; the mutations ran.
 	Matched bool
+	// NotApplied says why the policy did not apply, as the apiserver
+	// decides it (vap.NotMatched, vap.NoBinding, a binding not selecting the
+	// request, no param, a false match condition); empty when it applied or
+	// when errors stopped it (Errors).
+	NotApplied string
 	// Object is the object after every mutation, as JSON; set when Changed.
 	Object  []byte
 	Changed bool
@@ -59,8 +69,12 @@ var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewSch
 func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespaces policy.Namespaces, ext external.Sources) (Outcome, error) {
 	var out Outcome
 	attrs, err := cel.Attributes(req)
-	if err != nil || attrs.GetObject() == nil {
-		return out, err // nothing to mutate: DELETE, or CONNECT without a body
+	if err != nil {
+		return out, err
+	}
+	if attrs.GetObject() == nil {
+		out.NotApplied = "no object to mutate" // DELETE, or CONNECT without a body
+		return out, nil
 	}
 	obj, old := attrs.GetObject(), attrs.GetOldObject()
 	matcher := generic.NewPolicyMatcher(matching.NewMatcher(namespaces.Lister(), nil))
@@ -78,6 +92,7 @@ func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespac
 		return out.finish(def, failed), nil
 	}
 	if !matches {
+		out.NotApplied = vap.PolicyMiss(matcher, attrs, matchDef.Spec.MatchConstraints)
 		return out, nil
 	}
 	if err := ext.ParamKind(def.Spec.ParamKind); err != nil {
@@ -91,6 +106,15 @@ func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespac
 	}
 	va := &k8sadmission.VersionedAttributes{Attributes: attrs, VersionedKind: kind,
 		VersionedObject: k8sadmission.NewLazyObject(obj), VersionedOldObject: k8sadmission.NewLazyObject(old)}
+	var why []string
+	notApplied := func(w string) {
+		if !slices.Contains(why, w) {
+			why = append(why, w)
+		}
+	}
+	if len(m.Bindings) == 0 {
+		notApplied(vap.NoBinding)
+	}
 	for _, b := range m.Bindings {
 		if blind && b.Spec.MatchResources != nil && !policy.NamesOnly(b.Spec.MatchResources.NamespaceSelector) {
 			failed = append(failed, failure{binding: b, message: "failed to configure binding: " + errNamespaceLabels})
@@ -102,6 +126,7 @@ func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespac
 			continue
 		}
 		if !bm {
+			notApplied(vap.BindingMiss(matcher, attrs, b.Name, b.Spec.MatchResources))
 			continue
 		}
 		params, err := ext.Collect(def.Spec.ParamKind, b.Spec.ParamRef, req.Namespace)
@@ -109,13 +134,17 @@ func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespac
 			failed = append(failed, failure{binding: b, message: "failed to configure binding: " + err.Error()})
 			continue
 		}
+		if len(params) == 0 {
+			notApplied(fmt.Sprintf("binding %s: no param found (parameterNotFoundAction Allow)", b.Name))
+		}
 		for _, param := range params {
-			ok, err := m.Mutator.MatchConditions(ctx, va, param, authz)
+			ok, unmet, err := m.Mutator.MatchConditions(ctx, va, param, authz)
 			if err != nil {
 				failed = append(failed, failure{binding: b, message: err.Error(), reason: metav1.StatusReasonInvalid})
 				continue
 			}
 			if !ok {
+				notApplied(vap.MatchConditionsNotMet(unmet))
 				continue
 			}
 			out.Matched = true
@@ -130,6 +159,9 @@ func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespac
 			return out, fmt.Errorf("encode mutated object: %w", err)
 		}
 		out.Changed = true
+	}
+	if !out.Matched && len(failed) == 0 {
+		out.NotApplied = strings.Join(why, "; ")
 	}
 	return out.finish(def, failed), nil
 }

@@ -15,6 +15,17 @@ type PolicyReport struct {
 	Metadata   Metadata `json:"metadata"`
 	Summary    Summary  `json:"summary"`
 	Results    []Result `json:"results"`
+	// rows are every result in order, those of policies that did not apply
+	// to a resource included, which only the table lists, on request
+	// (TableOptions.ShowSkipped); notApplicable counts those.
+	rows          []row
+	notApplicable int
+}
+
+// row is a result of the table, and whether its policy applied.
+type row struct {
+	Result
+	applies bool
 }
 
 // Metadata names the report.
@@ -64,21 +75,42 @@ type Resource struct {
 // could not turn into a request at all.
 const ManifestPolicy = "tollgate/manifest"
 
-// Build turns findings into a report.
+// Build turns findings into a report. A policy that did not apply to a
+// resource (engine.Result.Applies) has no result in it: it was not checked
+// there, which neither pass nor skip would say; the table lists it on
+// request. A skip by a PolicyException, or of a policy whose verdict
+// depends on the request (audit), is a result.
 func Build(findings []offline.Finding) *PolicyReport {
 	r := &PolicyReport{APIVersion: "wgpolicyk8s.io/v1alpha2", Kind: "PolicyReport", Metadata: Metadata{Name: "tollgate-check"}, Results: []Result{}}
 	for _, f := range findings {
-		for _, res := range Results(f) {
-			r.Results = append(r.Results, res)
-			r.Summary.Add(res.Result)
+		for _, rw := range rows(f) {
+			r.rows = append(r.rows, rw)
+			if !rw.applies {
+				r.notApplicable++
+				continue
+			}
+			r.Results = append(r.Results, rw.Result)
+			r.Summary.Add(rw.Result.Result)
 		}
 	}
 	return r
 }
 
-// Results are the report results of one finding: one per policy, or one
-// error result when the manifest could not be evaluated at all.
+// Results are the report results of one finding: one per policy that
+// applied to it, or one error result when the manifest could not be
+// evaluated at all.
 func Results(f offline.Finding) []Result {
+	var out []Result
+	for _, rw := range rows(f) {
+		if rw.applies {
+			out = append(out, rw.Result)
+		}
+	}
+	return out
+}
+
+// rows are the results of one finding, one per policy.
+func rows(f offline.Finding) []row {
 	o := f.Object
 	res := Resource{APIVersion: o.GVK.GroupVersion().String(), Kind: o.GVK.Kind, Namespace: o.Namespace, Name: o.Name}
 	if res.Name == "" {
@@ -89,9 +121,9 @@ func Results(f offline.Finding) []Result {
 		props = map[string]string{"file": o.Where()}
 	}
 	if f.Err != nil {
-		return []Result{{Source: "tollgate", Policy: ManifestPolicy, Result: engine.Error, Message: f.Err.Error(), Resources: []Resource{res}, Properties: props}}
+		return []row{{Result: Result{Source: "tollgate", Policy: ManifestPolicy, Result: engine.Error, Message: f.Err.Error(), Resources: []Resource{res}, Properties: props}, applies: true}}
 	}
-	out := make([]Result, 0, len(f.Results))
+	out := make([]row, 0, len(f.Results))
 	for _, pr := range f.Results {
 		p := props
 		if pr.Exception != "" {
@@ -100,7 +132,7 @@ func Results(f offline.Finding) []Result {
 				p[k] = v
 			}
 		}
-		out = append(out, Result{Source: "tollgate", Policy: pr.Policy, Result: pr.Outcome, Message: pr.Message, Resources: []Resource{res}, Properties: p})
+		out = append(out, row{Result: Result{Source: "tollgate", Policy: pr.Policy, Result: pr.Outcome, Message: pr.Message, Resources: []Resource{res}, Properties: p}, applies: pr.Applies()})
 	}
 	return out
 }

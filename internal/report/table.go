@@ -14,8 +14,10 @@ import (
 type TableOptions struct {
 	// Colour the result column (for terminals only).
 	Colour bool
-	// ShowSkipped lists policies that did not apply to a resource; those a
-	// PolicyException lifted are always listed.
+	// ShowSkipped lists every skip: the policies that did not apply to a
+	// resource (which the report itself leaves out) and those whose verdict
+	// depends on the request; those a PolicyException lifted are always
+	// listed.
 	ShowSkipped bool
 }
 
@@ -33,7 +35,14 @@ func Table(w io.Writer, r *PolicyReport, opts TableOptions) error {
 	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RESOURCE\tPOLICY\tRESULT\tMESSAGE")
 	var shown []engine.Outcome
-	for _, res := range r.Results {
+	rows := r.rows
+	if rows == nil { // a report not built here: every result applied
+		for _, res := range r.Results {
+			rows = append(rows, row{Result: res, applies: true})
+		}
+	}
+	for _, rw := range rows {
+		res := rw.Result
 		if res.Result == engine.Skip && !opts.ShowSkipped && res.Properties["exception"] == "" {
 			continue
 		}
@@ -56,6 +65,9 @@ func Table(w io.Writer, r *PolicyReport, opts TableOptions) error {
 		return err
 	}
 	s := r.Summary
+	if opts.ShowSkipped {
+		s.Skip += r.notApplicable
+	}
 	_, err := fmt.Fprintf(w, "\n%d pass, %d fail, %d warn, %d error, %d skip\n", s.Pass, s.Fail, s.Warn, s.Error, s.Skip)
 	return err
 }

@@ -232,9 +232,13 @@ func (s *Suite) check(exp Expected, resource string, byResource map[string][]*of
 		c.Got, c.Message = engine.Error, f.Err.Error()
 	} else {
 		c.Got = engine.Skip
-		c.Message = "the policy does not apply to this resource"
+		c.Message = notApplicable
 		for _, r := range f.Results {
-			if r.Policy == exp.Policy {
+			switch {
+			case r.Policy != exp.Policy:
+			case !r.Applies(): // a skip, never a pass: the policy was not run
+				c.Got, c.Message = r.Outcome, notApplicable+": "+r.Message
+			default:
 				c.Got, c.Message = r.Outcome, r.Message
 			}
 		}
@@ -248,6 +252,10 @@ func (s *Suite) check(exp Expected, resource string, byResource map[string][]*of
 	}
 	return c
 }
+
+// notApplicable is what a check says of a policy that did not apply to the
+// resource: its expected result is skip.
+const notApplicable = "the policy does not apply to this resource"
 
 // comparePatched checks the mutated resource against the expected file, as data.
 func comparePatched(file string, f *offline.Finding) string {

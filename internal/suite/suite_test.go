@@ -120,6 +120,17 @@ func TestRun(t *testing.T) {
 			`params.tollgate-test.yaml approvers shop/two want=pass got=pass problem=""`,
 			`params.tollgate-test.yaml approvers other/two want=fail got=fail problem=""`,
 		}},
+		{"applies", []string{
+			`applies.tollgate-test.yaml vap team-a/plain want=fail got=fail problem=""`,
+			`applies.tollgate-test.yaml vap team-b/canary want=fail got=fail problem=""`,
+			`applies.tollgate-test.yaml vap team-b/plain want=skip got=skip problem=""`,
+			`applies.tollgate-test.yaml vap team-a/exempt want=skip got=skip problem=""`,
+			`applies.tollgate-test.yaml map team-b/plain want=skip got=skip problem=""`,
+			`applies.tollgate-test.yaml map team-a/exempt want=skip got=skip problem=""`,
+			`applies.tollgate-test.yaml validate-canary team-a/plain want=skip got=skip problem=""`,
+			`applies.tollgate-test.yaml vap-unbound team-a/plain want=pass got=skip problem="want pass, got skip"`,
+			`applies.tollgate-test.yaml vap team-b/plain want=pass got=skip problem="want pass, got skip"`,
+		}},
 		{"defaults", []string{
 			`defaults.tollgate-test.yaml require-environment shop/web-staging want=fail got=fail problem=""`,
 			`defaults.tollgate-test.yaml nginx-sidecar shop/web-dev want=skip got=skip problem=""`,
@@ -175,6 +186,28 @@ func TestRunMessages(t *testing.T) {
 	}
 	if m := checks[0].Message; !strings.Contains(m, "no previous version of Pod shop/web-staging") {
 		t.Errorf("message of an UPDATE without the previous version = %q", m)
+	}
+}
+
+// TestRunNotApplicable: a check expecting pass of a policy that did not
+// apply fails, and says the policy did not apply, and why.
+func TestRunNotApplicable(t *testing.T) {
+	s, err := Load(filepath.Join("testdata", "run", "applies.tollgate-test.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks, err := s.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range map[int]string{
+		2: "the policy does not apply to this resource: binding vap-team-a does not select namespace team-b; binding vap-canary does not select the object's labels",
+		3: "the policy does not apply to this resource: match conditions not met: not-exempt",
+		7: "the policy does not apply to this resource: no binding",
+	} {
+		if m := checks[i].Message; m != want {
+			t.Errorf("check %d (%s %s): message %q, want %q", i, checks[i].Policy, checks[i].Resource, m, want)
+		}
 	}
 }
 

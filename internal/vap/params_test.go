@@ -62,7 +62,7 @@ func TestParamsAndAuthorizer(t *testing.T) {
 				Denial:   "ValidatingAdmissionPolicy 'local-limit' with binding 'local-limit' denied request: over the namespace's limit",
 				Failures: []string{"over the namespace's limit"}}},
 		{name: "not found with Allow: not evaluated", policy: "local-limit", req: deployment("team-b", "web", 20, "", "bob"),
-			want: vap.Outcome{Matched: true}},
+			want: vap.Outcome{Matched: true, NotApplied: "binding local-limit: no param found (parameterNotFoundAction Allow)"}},
 		{name: "every selected param is evaluated", policy: "forbidden-names", req: deployment("team-a", "evil", 1, "", "bob"),
 			want: vap.Outcome{Matched: true,
 				Warnings: []string{

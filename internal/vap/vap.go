@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -30,7 +32,15 @@ import (
 
 // Outcome is what a ValidatingAdmissionPolicy made of a request.
 type Outcome struct {
+	// Matched: the policy's matchConstraints match the request.
 	Matched bool
+	// NotApplied says why the policy did not apply to the request, as the
+	// apiserver decides it: matchConstraints not matching, no binding, no
+	// binding selecting the request, no param (parameterNotFoundAction
+	// Allow), or a match condition false for every binding and param that
+	// selected it. Empty when the policy applied, or could not be decided
+	// (Denial, Undecided, Ignored).
+	NotApplied string
 	// Denial is the apiserver's message for the first denied decision, with
 	// its status reason and code; empty when nothing is denied.
 	Denial string
@@ -44,6 +54,10 @@ type Outcome struct {
 	// Undecided says what could not be evaluated for want of a namespace
 	// (see Evaluate) under failurePolicy Ignore; under Fail it denies.
 	Undecided []string
+	// Ignored are the errors failurePolicy Ignore made the apiserver admit
+	// (a binding or policy it cannot configure, an expression that errs):
+	// the policy was not evaluated, which is not a pass.
+	Ignored []string
 }
 
 var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewScheme())
@@ -82,6 +96,7 @@ func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 		return e.finish(), nil
 	}
 	if !matches {
+		e.out.NotApplied = PolicyMiss(matcher, attrs, def.Spec.MatchConstraints)
 		return e.out, nil
 	}
 	e.out.Matched = true
@@ -102,6 +117,9 @@ func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 	}
 	va := &k8sadmission.VersionedAttributes{Attributes: attrs, VersionedKind: kind,
 		VersionedObject: k8sadmission.NewLazyObject(attrs.GetObject()), VersionedOldObject: k8sadmission.NewLazyObject(attrs.GetOldObject())}
+	if len(n.Bindings) == 0 {
+		e.notApplied(NoBinding)
+	}
 	for _, b := range n.Bindings {
 		nsLister.prepare(b.Spec.MatchResources)
 		bm, err := matcher.BindingMatches(attrs, objectInterfaces, validating.NewValidatingAdmissionPolicyBindingAccessor(b))
@@ -110,6 +128,7 @@ func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 			continue
 		}
 		if !bm {
+			e.notApplied(BindingMiss(matcher, attrs, b.Name, b.Spec.MatchResources))
 			continue
 		}
 		params, err := ext.Collect(def.Spec.ParamKind, b.Spec.ParamRef, req.Namespace)
@@ -117,12 +136,22 @@ func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 			e.configError(err, b)
 			continue
 		}
+		if len(params) == 0 {
+			e.notApplied(fmt.Sprintf("binding %s: no param found (parameterNotFoundAction Allow)", b.Name))
+			continue
+		}
 		if !nsKnown && len(params) > 0 && n.Validator.UsesNamespaceObject {
 			e.undecided(fmt.Errorf("namespaceObject: namespace %q unknown: %s", req.Namespace, needNamespace), b)
 			continue
 		}
 		for _, param := range params {
-			e.record(b, n.Validator.Validate(ctx, resource, va, param, ns, authz))
+			res := n.Validator.Validate(ctx, resource, va, param, ns, authz)
+			if name, unmet := n.Validator.Unmet(ctx, res, va, param, authz); unmet {
+				e.notApplied(MatchConditionsNotMet(name))
+				continue
+			}
+			e.applied = true
+			e.record(b, res)
 		}
 	}
 	return e.finish(), nil
@@ -135,19 +164,32 @@ type evaluation struct {
 	denied   []denial
 	failures []failure
 	audit    map[string]string
+	// applied: some binding's validations ran; else why lists, per binding
+	// (or param), why they did not.
+	applied bool
+	why     []string
+}
+
+// notApplied records why a binding (or one of its params) did not apply.
+func (e *evaluation) notApplied(why string) {
+	if !slices.Contains(e.why, why) {
+		e.why = append(e.why, why)
+	}
 }
 
 // configError is a configuration error of the policy (binding nil) or of a
 // binding, denied under failurePolicy Fail as the apiserver words it.
 func (e *evaluation) configError(err error, binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
-	if *e.def.Spec.FailurePolicy == admissionregistrationv1.Ignore {
-		return
-	}
 	what := "policy"
 	if binding != nil {
 		what = "binding"
 	}
-	e.denied = append(e.denied, denial{binding: binding, message: fmt.Sprintf("failed to configure %s: %v", what, err)})
+	msg := fmt.Sprintf("failed to configure %s: %v", what, err)
+	if *e.def.Spec.FailurePolicy == admissionregistrationv1.Ignore {
+		e.out.Ignored = append(e.out.Ignored, msg)
+		return
+	}
+	e.denied = append(e.denied, denial{binding: binding, message: msg})
 }
 
 // undecided is what tollgate could not evaluate, named by err: denied
@@ -163,6 +205,10 @@ func (e *evaluation) undecided(err error, binding *admissionregistrationv1.Valid
 // record acts on a validation result by the binding's validationActions.
 func (e *evaluation) record(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding, res validating.ValidateResult) {
 	for i, d := range res.Decisions {
+		if d.Evaluation == validating.EvalError && d.Action != validating.ActionDeny {
+			e.out.Ignored = append(e.out.Ignored, d.Message) // failurePolicy Ignore
+			continue
+		}
 		if d.Action != validating.ActionDeny {
 			continue
 		}
@@ -184,6 +230,10 @@ func (e *evaluation) record(b *admissionregistrationv1.ValidatingAdmissionPolicy
 			e.audit[e.def.Name+"/"+a.Key] = a.Value
 		case validating.AuditAnnotationActionError:
 			e.denied = append(e.denied, denial{binding: b, message: a.Error})
+		case validating.AuditAnnotationActionExclude:
+			if a.Error != "" {
+				e.out.Ignored = append(e.out.Ignored, a.Error) // failurePolicy Ignore
+			}
 		}
 	}
 }
@@ -196,6 +246,9 @@ func (e *evaluation) finish() Outcome {
 	}
 	if len(e.audit) > 0 {
 		e.out.AuditAnnotations = e.audit
+	}
+	if !e.applied && len(e.denied) == 0 && len(e.out.Undecided) == 0 && len(e.out.Ignored) == 0 {
+		e.out.NotApplied = strings.Join(e.why, "; ")
 	}
 	return e.out.finish(e.def, e.denied)
 }

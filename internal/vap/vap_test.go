@@ -151,11 +151,11 @@ func TestEvaluate(t *testing.T) {
 				container(o, 0)["image"] = "docker.io/library/nginx:1.27"
 				labelsOf(o)["exempt"] = "yes"
 			},
-			want: Outcome{Matched: true}},
+			want: Outcome{Matched: true, NotApplied: "match conditions not met: not-exempt"}},
 		{name: "namespaceSelector does not select the namespace", policy: "pod-images", file: "review-pod-create.json",
 			namespaces: map[string]map[string]string{"shop": {"tollgate.dev/enforce": "false"}},
 			edit:       func(r map[string]any) { container(obj(r, "object"), 0)["image"] = "docker.io/library/nginx:1.27" },
-			want:       Outcome{Matched: true}},
+			want:       Outcome{Matched: true, NotApplied: "binding pod-images-enforce does not select namespace shop"}},
 		// Namespaces tollgate does not know: never "does not apply".
 		{name: "no namespaces: a binding selecting by label is undecided, Fail denies", policy: "pod-images", file: "review-pod-create.json",
 			edit: func(r map[string]any) { container(obj(r, "object"), 0)["image"] = "docker.io/library/nginx:1.27" },
@@ -166,14 +166,14 @@ func TestEvaluate(t *testing.T) {
 			want: Outcome{Matched: true, Reason: "Invalid", Code: 422,
 				Denial: `ValidatingAdmissionPolicy 'pod-images' with binding 'pod-images-enforce' denied request: namespace "shop" labels unknown: run with --kubeconfig or give the Namespace object`}},
 		{name: "no namespaces: unknown labels do not matter when the object is not selected", policy: "pod-images", file: "review-pod-delete.json",
-			want: Outcome{}},
+			want: Outcome{NotApplied: "does not match the request"}},
 		{name: "no namespaces: a selector on kubernetes.io/metadata.name is decided", policy: "frozen", file: "review-pod-create.json",
 			want: Outcome{Matched: true, Reason: "Invalid", Code: 422,
 				Denial:   "ValidatingAdmissionPolicy 'frozen' with binding 'frozen' denied request: pods are frozen here",
 				Failures: []string{"pods are frozen here"}}},
 		{name: "no namespaces: kubernetes.io/metadata.name not selected", policy: "frozen", file: "review-pod-create.json",
 			edit: func(r map[string]any) { r["namespace"] = "other" },
-			want: Outcome{Matched: true}},
+			want: Outcome{Matched: true, NotApplied: "binding frozen does not select namespace other"}},
 		{name: "no namespaces: the policy's selector by label is undecided, Ignore admits and says so", policy: "gold-only", file: "review-pod-create.json",
 			want: Outcome{Undecided: []string{`namespace "shop" labels unknown: run with --kubeconfig or give the Namespace object`}}},
 		{name: "the policy's selector selects", policy: "gold-only", file: "review-pod-create.json",
@@ -183,7 +183,7 @@ func TestEvaluate(t *testing.T) {
 				Failures: []string{"gold namespaces take no pods"}}},
 		{name: "the policy's selector does not select", policy: "gold-only", file: "review-pod-create.json",
 			namespaces: map[string]map[string]string{"shop": {"tier": "silver"}},
-			want:       Outcome{}},
+			want:       Outcome{NotApplied: "the policy does not select namespace shop"}},
 		{name: "namespaceObject of an unknown namespace: Ignore admits and says so", policy: "namespace-tier", file: "review-pod-create.json",
 			want: Outcome{Matched: true, Undecided: []string{`namespaceObject: namespace "shop" unknown: run with --kubeconfig or give the Namespace object`}}},
 		{name: "namespaceObject of a known namespace", policy: "namespace-tier", file: "review-pod-create.json",
@@ -202,7 +202,7 @@ func TestEvaluate(t *testing.T) {
 				Denial:   "ValidatingAdmissionPolicy 'pod-images' with binding 'pod-images-enforce' denied request: images must come from registry.example.com",
 				Failures: []string{"images must come from registry.example.com"}}},
 		{name: "DELETE does not match", policy: "pod-images", file: "review-pod-delete.json", namespaces: enforced,
-			want: Outcome{}},
+			want: Outcome{NotApplied: "does not match the request"}},
 
 		// team-label: Warn and Audit
 		{name: "warn and audit, no denial", policy: "team-label", file: "review-pod-create.json",
@@ -219,7 +219,7 @@ func TestEvaluate(t *testing.T) {
 
 		// replica-limit
 		{name: "a Pod does not match a Deployment policy", policy: "replica-limit", file: "review-pod-create.json",
-			want: Outcome{}},
+			want: Outcome{NotApplied: "does not match the request"}},
 
 		{name: "a Deployment over the limit: no message, the apiserver's default", policy: "replica-limit", file: "review-pod-create.json",
 			edit: deployment(10),
@@ -234,8 +234,8 @@ func TestEvaluate(t *testing.T) {
 			want: Outcome{Matched: true, Reason: "Invalid", Code: 422,
 				Denial:   "ValidatingAdmissionPolicy 'node-pinned-fail' with binding 'node-pinned-fail' denied request: expression 'object.spec.nodeName != 'forbidden-node'' resulted in error: no such key: nodeName",
 				Failures: []string{"expression 'object.spec.nodeName != 'forbidden-node'' resulted in error: no such key: nodeName"}}},
-		{name: "runtime error under failurePolicy Ignore admits", policy: "node-pinned-ignore", file: "review-pod-create.json",
-			want: Outcome{Matched: true}},
+		{name: "runtime error under failurePolicy Ignore admits, and says it was not evaluated", policy: "node-pinned-ignore", file: "review-pod-create.json",
+			want: Outcome{Matched: true, Ignored: []string{"expression 'object.spec.nodeName != 'forbidden-node'' resulted in error: no such key: nodeName"}}},
 
 		// DELETE: oldObject, userInfo, namespaceObject
 		{name: "delete in prod denied, and audited", policy: "no-deletes-in-prod", file: "review-pod-delete.json", namespaces: enforced,
@@ -301,7 +301,7 @@ func TestEvaluateFromWebhook(t *testing.T) {
 				Denial:   "ValidatingAdmissionPolicy 'gold-only' with binding 'gold-only' denied request: gold namespaces take no pods",
 				Failures: []string{"gold namespaces take no pods"}}},
 		{name: "rules are still the server's", path: "pod-images/pod-images-enforce", file: "review-pod-delete.json",
-			want: Outcome{}},
+			want: Outcome{NotApplied: "does not match the request"}},
 		{name: "namespaceObject still needs the namespace", path: "namespace-tier/namespace-tier", file: "review-pod-create.json",
 			want: Outcome{Matched: true, Undecided: []string{`namespaceObject: namespace "shop" unknown: run with --kubeconfig or give the Namespace object`}}},
 	} {
