@@ -29,7 +29,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
 	psadmission "k8s.io/pod-security-admission/admission"
 	"k8s.io/pod-security-admission/api"
@@ -392,12 +391,16 @@ func podTemplate(t *testing.T, o *manifest.Object) (*metav1.ObjectMeta, *corev1.
 	if !(psadmission.DefaultPodSpecExtractor{}).HasPodSpec(gvr.GroupResource()) {
 		return nil, nil
 	}
-	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(o.JSON, nil, nil)
+	js, err := defaulted(o)
 	if err != nil {
 		t.Errorf("%s: %s: %v", o.Where(), o, err)
 		return nil, nil
 	}
-	obj = defaulted(obj)
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(js, nil, nil)
+	if err != nil {
+		t.Errorf("%s: %s: %v", o.Where(), o, err)
+		return nil, nil
+	}
 	m, spec, err := psadmission.DefaultPodSpecExtractor{}.ExtractPodSpec(obj)
 	if err != nil {
 		t.Errorf("%s: %s: %v", o.Where(), o, err)
@@ -406,12 +409,14 @@ func podTemplate(t *testing.T, o *manifest.Object) (*metav1.ObjectMeta, *corev1.
 	return m, spec
 }
 
-// defaulted is obj as the apiserver stores it, which is what Pod Security
-// sees. Nothing is defaulted yet: Kubernetes' generated defaulting functions
-// are not importable from k8s.io/api; where the apiserver's defaults change a
-// verdict (a volume that names no source becomes an emptyDir) the two sides
-// see the same undefaulted object here.
-func defaulted(obj runtime.Object) runtime.Object { return obj }
+// defaulted is o as the apiserver hands it to admission, defaulted, which is
+// what Pod Security decides. Nothing is defaulted yet: Kubernetes' generated
+// defaulting functions (k8s.io/kubernetes/pkg/apis/...) are not a dependency
+// of this module, so both sides see the manifest as written, and a verdict
+// that only the defaults change (a volume that names no source is an emptyDir)
+// is compared on the undefaulted object. With a package that applies them,
+// this returns its result.
+func defaulted(o *manifest.Object) ([]byte, error) { return o.JSON, nil }
 
 // TestPodSecurityCorpus checks every corpus run with each Pod Security set:
 // check decides (exit 0 or 1, never 2, no error result), only workloads get
