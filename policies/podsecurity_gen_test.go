@@ -29,7 +29,7 @@ func generate(t testing.TB, n int, seed uint64) []pod {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pods = append(pods, pod{name: p.Name, obj: p, json: js})
+		pods = append(pods, pod{name: p.Name, obj: defaultedPod(t, p.Name, js), json: js})
 	}
 	return pods
 }

@@ -3,6 +3,7 @@ package policies_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -18,6 +19,7 @@ import (
 	psa "k8s.io/pod-security-admission/policy"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tollgate-dev/tollgate/internal/defaulting"
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/manifest"
 	"github.com/tollgate-dev/tollgate/internal/offline"
@@ -181,8 +183,24 @@ func TestPodSecuritySets(t *testing.T) {
 // pod is one Pod of the differential corpus.
 type pod struct {
 	name string
+	// obj is the Pod as Pod Security admission sees it: defaulted by the
+	// apiserver (json is as written; tollgate defaults it itself).
 	obj  *corev1.Pod
 	json []byte
+}
+
+// defaultedPod is the Pod of js as the apiserver hands it to admission.
+func defaultedPod(t testing.TB, name string, js []byte) *corev1.Pod {
+	t.Helper()
+	out, warnings, err := defaulting.Object(schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, js)
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("%s: default: %v %q", name, err, warnings)
+	}
+	var p corev1.Pod
+	if err := json.Unmarshal(out, &p); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return &p
 }
 
 // psaFixtures are the Pods Kubernetes' own Pod Security tests are made of,
@@ -254,7 +272,7 @@ func podOf(t testing.TB, name string, doc []byte) pod {
 	if p.Name == "" {
 		t.Fatalf("%s: a corpus Pod needs a name", name)
 	}
-	return pod{name: name, obj: &p, json: js}
+	return pod{name: name, obj: defaultedPod(t, name, js), json: js}
 }
 
 // verdicts is what one side decided for one Pod: per check, and per level.

@@ -111,6 +111,7 @@ func (o *checkOptions) run(cmd *cobra.Command) error {
 		User:             admission.UserInfo{Username: o.user, Groups: o.groups},
 		DefaultNamespace: o.defaultNamespace,
 	})
+	fieldWarnings(cmd.ErrOrStderr(), findings)
 	out := cmd.OutOrStdout()
 	if err := writeReport(out, report.Build(findings), o.output, report.TableOptions{Colour: isTerminal(out), ShowSkipped: o.showSkipped}); err != nil {
 		return err
@@ -121,6 +122,16 @@ func (o *checkOptions) run(cmd *cobra.Command) error {
 		}
 	}
 	return findingsExit(findings)
+}
+
+// fieldWarnings prints, as kubectl prints the apiserver's, the warnings for
+// fields a built-in kind does not have (they are dropped before admission).
+func fieldWarnings(w io.Writer, findings []offline.Finding) {
+	for _, f := range findings {
+		for _, msg := range f.FieldWarnings {
+			fmt.Fprintf(w, "Warning: %s %s: %s\n", f.Object.Where(), f.Object, msg)
+		}
+	}
 }
 
 // findingsExit is the exit status of check and audit: 2 when an object

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/defaulting"
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/jsonpatch"
 	"github.com/tollgate-dev/tollgate/internal/manifest"
@@ -52,6 +53,12 @@ type Finding struct {
 	Code     int32
 	Message  string
 	Warnings []string
+	// FieldWarnings are the apiserver's warnings for fields a built-in kind
+	// does not have, dropped as the apiserver drops them.
+	FieldWarnings []string
+	// Defaulted is the object as admission first sees it: defaulted as the
+	// apiserver defaults its kind (nil when Err is set; for DELETE, nil).
+	Defaulted []byte
 	// Patched is the object after every mutation, nil when nothing changed.
 	Patched []byte
 	// Err is set when the manifest could not be turned into a request.
@@ -93,11 +100,22 @@ func key(o *manifest.Object, defaultNS string) string {
 	return o.GVK.GroupKind().String() + "/" + ns + "/" + o.Name
 }
 
-// Request builds the admission request the apiserver would send for obj.
-func Request(obj *manifest.Object, op admission.Operation, old []byte, user admission.UserInfo, defaultNS string) (*admission.Request, error) {
+// Request builds the admission request the apiserver would send for obj,
+// its objects defaulted as the apiserver defaults them (old is of obj's kind);
+// the warnings are the apiserver's for fields the kind does not have.
+func Request(obj *manifest.Object, op admission.Operation, old []byte, user admission.UserInfo, defaultNS string) (*admission.Request, []string, error) {
 	gvr, namespaced, err := manifest.Resource(obj.GVK)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	objJSON, warnings, err := defaulting.Object(obj.GVK, obj.JSON)
+	if err != nil {
+		return nil, nil, err
+	}
+	if old != nil {
+		if old, _, err = defaulting.Object(obj.GVK, old); err != nil {
+			return nil, nil, fmt.Errorf("previous version: %w", err)
+		}
 	}
 	ns := ""
 	if namespaced {
@@ -116,11 +134,11 @@ func Request(obj *manifest.Object, op admission.Operation, old []byte, user admi
 		UserInfo:  user,
 	}
 	if op == admission.Delete {
-		req.SetObjects(nil, obj.JSON)
+		req.SetObjects(nil, objJSON)
 	} else {
-		req.SetObjects(obj.JSON, old)
+		req.SetObjects(objJSON, old)
 	}
-	return req, nil
+	return req, warnings, nil
 }
 
 func one(ctx context.Context, eng *engine.Engine, obj *manifest.Object, old map[string]*manifest.Object, opts *Options) Finding {
@@ -134,11 +152,12 @@ func one(ctx context.Context, eng *engine.Engine, obj *manifest.Object, old map[
 		}
 		oldJSON = prev.JSON
 	}
-	req, err := Request(obj, opts.Operation, oldJSON, opts.User, opts.DefaultNamespace)
+	req, warnings, err := Request(obj, opts.Operation, oldJSON, opts.User, opts.DefaultNamespace)
 	if err != nil {
 		f.Err = fmt.Errorf("%s: %w", obj.Where(), err)
 		return f
 	}
+	f.FieldWarnings, f.Defaulted = warnings, req.Object()
 	for _, action := range []policy.Action{policy.ActionMutate, policy.ActionValidate} {
 		for _, g := range eng.Set().Groups {
 			if g.Action != action {
@@ -159,6 +178,10 @@ func one(ctx context.Context, eng *engine.Engine, obj *manifest.Object, old map[
 				continue
 			}
 			patched, err := jsonpatch.Apply(req.Object(), ev.Response.Patch)
+			if err == nil {
+				// The apiserver decodes and defaults each webhook's result.
+				patched, _, err = defaulting.Object(obj.GVK, patched)
+			}
 			if err != nil {
 				f.Err = fmt.Errorf("%s: policy group %s: %w", obj.Where(), g.ID, err)
 				return f

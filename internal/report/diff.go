@@ -16,7 +16,13 @@ func Patches(w io.Writer, findings []offline.Finding) error {
 		if f.Patched == nil {
 			continue
 		}
-		before, err := yaml.JSONToYAML(f.Object.JSON)
+		// The object as mutation first saw it, defaulted, so that the diff is
+		// what the policies changed.
+		start := f.Defaulted
+		if start == nil {
+			start = f.Object.JSON
+		}
+		before, err := yaml.JSONToYAML(start)
 		if err != nil {
 			return err
 		}

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/defaulting"
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/exception"
 	"github.com/tollgate-dev/tollgate/internal/manifest"
@@ -267,7 +268,14 @@ func comparePatched(file string, f *offline.Finding) string {
 	if err != nil {
 		return fmt.Sprintf("%s: %v", file, err)
 	}
+	// Both sides are compared as the apiserver holds them: defaulted.
+	if wantJS, _, err = defaulting.Object(f.Object.GVK, wantJS); err != nil {
+		return fmt.Sprintf("%s: %v", file, err)
+	}
 	got := f.Patched
+	if got == nil {
+		got = f.Defaulted
+	}
 	if got == nil {
 		got = f.Object.JSON
 	}
