@@ -36,6 +36,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/cli"
 	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/defaulting"
 	"github.com/tollgate-dev/tollgate/internal/manifest"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 	"github.com/tollgate-dev/tollgate/internal/report"
@@ -410,14 +411,13 @@ func podTemplate(t *testing.T, o *manifest.Object) (*metav1.ObjectMeta, *corev1.
 	return m, spec
 }
 
-// defaulted is o as the apiserver hands it to admission, defaulted, which is
-// what Pod Security decides. Nothing is defaulted yet: Kubernetes' generated
-// defaulting functions (k8s.io/kubernetes/pkg/apis/...) are not a dependency
-// of this module, so both sides see the manifest as written, and a verdict
-// that only the defaults change (a volume that names no source is an emptyDir)
-// is compared on the undefaulted object. With a package that applies them,
-// this returns its result.
-func defaulted(o *manifest.Object) ([]byte, error) { return o.JSON, nil }
+// defaulted is o as the apiserver hands it to admission, defaulted with
+// Kubernetes' generated defaulting functions, which is what Pod Security
+// decides (a volume that names no source is an emptyDir).
+func defaulted(o *manifest.Object) ([]byte, error) {
+	out, _, err := defaulting.Object(o.GVK, o.JSON)
+	return out, err
+}
 
 // TestPodSecurityCorpus checks every corpus run with each Pod Security set:
 // check decides (exit 0 or 1, never 2, no error result), only workloads get
