@@ -35,8 +35,8 @@ import (
 	psa "k8s.io/pod-security-admission/policy"
 
 	"github.com/tollgate-dev/tollgate/internal/cli"
-	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/defaulting"
+	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/manifest"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 	"github.com/tollgate-dev/tollgate/internal/report"
