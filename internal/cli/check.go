@@ -34,6 +34,8 @@ type checkOptions struct {
 	namespace        string
 	defaultNamespace string
 	params           []string
+	crds             []string
+	strictKinds      bool
 }
 
 func newCheckCommand() *cobra.Command {
@@ -61,6 +63,8 @@ func newCheckCommand() *cobra.Command {
 	f.StringVar(&o.namespace, "namespace", "", "tollgate's own namespace, exempt like the system namespaces")
 	f.StringVar(&o.defaultNamespace, "default-namespace", "default", "namespace of namespaced manifests that name none")
 	f.StringArrayVar(&o.params, "params", nil, paramsFlagHelp)
+	f.StringArrayVar(&o.crds, "crd", nil, "file or directory of CustomResourceDefinitions naming the resource and scope of custom kinds (repeatable)")
+	f.BoolVar(&o.strictKinds, "strict-kinds", false, "refuse kinds that are neither built in nor defined by a CustomResourceDefinition, instead of guessing their resource")
 	return cmd
 }
 
@@ -100,7 +104,13 @@ func (o *checkOptions) run(cmd *cobra.Command) error {
 			return usageError(err)
 		}
 	}
-	ext, err := offline.ExternalFor(cmd.Context(), set, o.params, objs)
+	kinds, err := loadKinds(o.crds, o.strictKinds)
+	if err != nil {
+		return usageError(err)
+	}
+	ext, err := offline.ExternalFor(cmd.Context(), set, offline.Input{
+		ParamPaths: o.params, Manifests: objs, Kinds: kinds, DefaultNamespace: o.defaultNamespace,
+	})
 	if err != nil {
 		return usageError(err)
 	}
@@ -110,7 +120,9 @@ func (o *checkOptions) run(cmd *cobra.Command) error {
 		Old:              old,
 		User:             admission.UserInfo{Username: o.user, Groups: o.groups},
 		DefaultNamespace: o.defaultNamespace,
+		Kinds:            kinds,
 	})
+	warnInput(cmd.ErrOrStderr(), kinds, offline.Duplicates(objs, kinds, o.defaultNamespace))
 	fieldWarnings(cmd.ErrOrStderr(), findings)
 	out := cmd.OutOrStdout()
 	if err := writeReport(out, report.Build(findings), o.output, report.TableOptions{Colour: isTerminal(out), ShowSkipped: o.showSkipped}); err != nil {

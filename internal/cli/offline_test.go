@@ -93,9 +93,12 @@ func TestCheck(t *testing.T) {
 func TestCheckPolicyReport(t *testing.T) {
 	dir := t.TempDir()
 	both := write(t, dir, "both.yaml", pods+"---\napiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n")
-	code, out, _ := run("check", "-f", both, "-o", "json")
+	if code, out, errs := run("check", "-f", both); code != 1 || !strings.Contains(out, "1 pass, 1 fail, 0 warn, 0 error") || !strings.Contains(errs, "example.com/v1 Widget") {
+		t.Errorf("exit %d, want 1 for a custom kind no policy matches, its guess said\n%s%s", code, out, errs)
+	}
+	code, out, _ := run("check", "-f", both, "-o", "json", "--strict-kinds")
 	if code != 2 {
-		t.Errorf("exit %d, want 2 for an unknown kind", code)
+		t.Errorf("exit %d, want 2 for an unknown kind with --strict-kinds", code)
 	}
 	var r struct {
 		APIVersion string
@@ -117,7 +120,7 @@ func TestCheckPolicyReport(t *testing.T) {
 	}
 	var sawUnknown bool
 	for _, res := range r.Results {
-		if res.Result == "error" && strings.Contains(res.Message, "unknown kind example.com/v1, Kind=Widget") && res.Resources[0]["name"] == "w" {
+		if res.Result == "error" && strings.Contains(res.Message, "unknown kind example.com/v1 Widget") && res.Resources[0]["name"] == "w" {
 			sawUnknown = true
 		}
 	}

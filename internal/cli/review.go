@@ -65,7 +65,7 @@ func (o *reviewOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return usageError(err)
 	}
-	ext, err := offline.ExternalFor(cmd.Context(), set, o.params, nil)
+	ext, err := offline.ExternalFor(cmd.Context(), set, offline.Input{ParamPaths: o.params})
 	if err != nil {
 		return usageError(err)
 	}

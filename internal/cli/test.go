@@ -30,6 +30,9 @@ func newTestCommand() *cobra.Command {
 				if err != nil {
 					return usageError(fmt.Errorf("%s: %w", file, err))
 				}
+				for _, n := range s.Notes() {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s\n", file, n)
+				}
 				for _, c := range checks {
 					total++
 					status := "ok  "

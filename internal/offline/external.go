@@ -2,6 +2,7 @@ package offline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,20 +15,106 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
-// syncTimeout bounds the wait for the in-memory param informers.
+// syncTimeout bounds the wait for the param informers.
 const syncTimeout = 10 * time.Second
 
-// External is what the set's policies read offline, taken from objects
-// (the set's own Objects, manifests, --params files): params resolved by
-// params.NewOffline, and an RBAC authorizer when objects hold RBAC objects
-// (without any, every authorizer check errors, naming what is missing).
-// The params store lives until ctx ends.
-func External(ctx context.Context, set *policy.Set, objects []*unstructured.Unstructured) (external.Sources, error) {
-	all := append(append([]*unstructured.Unstructured{}, set.Objects...), objects...)
-	var ext external.Sources
+// inPolicyFiles is where an object found with the policies was read.
+const inPolicyFiles = "the policy files"
+
+// Input is what the policies read offline besides the set's own objects.
+type Input struct {
+	// ParamPaths are files and directories of more objects (--params).
+	ParamPaths []string
+	// Manifests are the objects under check: those of a param kind are
+	// params too, and RBAC objects feed the authorizer.
+	Manifests []*manifest.Object
+	// Kinds maps param kinds to resources; the CustomResourceDefinitions
+	// among every object are added to it. NewKinds() unless set.
+	Kinds *manifest.Kinds
+	// DefaultNamespace is the namespace of namespaced params that name
+	// none, as of manifests under check; "default" unless set.
+	DefaultNamespace string
+}
+
+// ExternalFor is what the set's policies read offline, taken from the
+// set's own objects, in.Manifests and the objects of in.ParamPaths: params
+// (objects of a kind some policy names as paramKind, resolved by
+// params.NewOffline) and an RBAC authorizer when the objects hold RBAC
+// objects (without any, every authorizer check errors, naming what is
+// missing). The params store lives until ctx ends.
+func ExternalFor(ctx context.Context, set *policy.Set, in Input) (external.Sources, error) {
+	if in.Kinds == nil {
+		in.Kinds = manifest.NewKinds()
+	}
+	objs := append([]*manifest.Object{}, in.Manifests...)
+	if len(in.ParamPaths) > 0 {
+		more, err := manifest.Read(in.ParamPaths, nil)
+		if err != nil {
+			return external.Sources{}, fmt.Errorf("params: %w", err)
+		}
+		objs = append(objs, more...)
+	}
+	var all []params.Object
+	for _, o := range set.Objects {
+		all = append(all, params.Object{Unstructured: o, Where: inPolicyFiles})
+	}
+	for _, m := range objs {
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(m.JSON); err != nil {
+			return external.Sources{}, fmt.Errorf("%s: %w", m.Where(), err)
+		}
+		all = append(all, params.Object{Unstructured: u, Where: m.Where()})
+	}
+	var errs []error
 	for _, o := range all {
+		if o.GroupVersionKind() != manifest.CRDKind {
+			continue
+		}
+		js, err := o.MarshalJSON()
+		if err == nil {
+			err = in.Kinds.AddCRD(o.Where, js)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return external.Sources{}, errors.Join(errs...)
+	}
+	return sources(ctx, set, all, in.Kinds, in.DefaultNamespace)
+}
+
+// External is ExternalFor with objects whose files are not known, besides
+// the set's own: the server without cluster access reads the objects found
+// with its policies.
+func External(ctx context.Context, set *policy.Set, objects []*unstructured.Unstructured) (external.Sources, error) {
+	kinds := manifest.NewKinds()
+	var all []params.Object
+	for _, o := range append(append([]*unstructured.Unstructured{}, set.Objects...), objects...) {
+		all = append(all, params.Object{Unstructured: o, Where: inPolicyFiles})
+		if o.GroupVersionKind() != manifest.CRDKind {
+			continue
+		}
+		js, err := o.MarshalJSON()
+		if err == nil {
+			err = kinds.AddCRD(inPolicyFiles, js)
+		}
+		if err != nil {
+			return external.Sources{}, err
+		}
+	}
+	return sources(ctx, set, all, kinds, "")
+}
+
+func sources(ctx context.Context, set *policy.Set, all []params.Object, kinds *manifest.Kinds, defaultNS string) (external.Sources, error) {
+	var ext external.Sources
+	us := make([]*unstructured.Unstructured, 0, len(all))
+	for _, o := range all {
+		us = append(us, o.Unstructured)
+	}
+	for _, o := range us {
 		if authz.IsRBAC(o) {
-			r, err := authz.NewRBAC(all)
+			r, err := authz.NewRBAC(us)
 			if err != nil {
 				return ext, err
 			}
@@ -35,11 +122,10 @@ func External(ctx context.Context, set *policy.Set, objects []*unstructured.Unst
 			break
 		}
 	}
-	store, err := params.NewOffline(ctx, all)
+	store, err := params.NewOffline(ctx, params.Offline{ParamKinds: set.ParamKinds(), Objects: all, Kinds: kinds, DefaultNamespace: defaultNS})
 	if err != nil {
 		return ext, err
 	}
-	store.Use(set.ParamKinds())
 	wait, cancel := context.WithTimeout(ctx, syncTimeout)
 	defer cancel()
 	if err := store.WaitSynced(wait); err != nil {
@@ -47,35 +133,4 @@ func External(ctx context.Context, set *policy.Set, objects []*unstructured.Unst
 	}
 	ext.Params = store
 	return ext, nil
-}
-
-// Unstructured turns manifests into objects for External.
-func Unstructured(objs []*manifest.Object) ([]*unstructured.Unstructured, error) {
-	out := make([]*unstructured.Unstructured, 0, len(objs))
-	for _, m := range objs {
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(m.JSON); err != nil {
-			return nil, fmt.Errorf("%s: %w", m.Where(), err)
-		}
-		out = append(out, u)
-	}
-	return out, nil
-}
-
-// ExternalFor is External with the objects of the manifests given and of
-// the files or directories in paramPaths (--params).
-func ExternalFor(ctx context.Context, set *policy.Set, paramPaths []string, manifests []*manifest.Object) (external.Sources, error) {
-	objs := manifests
-	if len(paramPaths) > 0 {
-		more, err := manifest.Read(paramPaths, nil)
-		if err != nil {
-			return external.Sources{}, fmt.Errorf("params: %w", err)
-		}
-		objs = append(append([]*manifest.Object{}, manifests...), more...)
-	}
-	us, err := Unstructured(objs)
-	if err != nil {
-		return external.Sources{}, err
-	}
-	return External(ctx, set, us)
 }

@@ -30,6 +30,9 @@ type Options struct {
 	DefaultNamespace string
 	// Workers evaluate manifests in parallel; GOMAXPROCS unless set.
 	Workers int
+	// Kinds maps kinds to resources; the built-in kinds and those of the
+	// CustomResourceDefinitions among the manifests unless set.
+	Kinds *manifest.Kinds
 }
 
 func (o *Options) defaults() {
@@ -68,6 +71,11 @@ type Finding struct {
 // Run checks every object, in parallel, keeping the input order.
 func Run(ctx context.Context, eng *engine.Engine, objs []*manifest.Object, opts Options) []Finding {
 	opts.defaults()
+	if opts.Kinds == nil {
+		opts.Kinds = manifest.NewKinds()
+		// A broken definition leaves its kind to be guessed, said in its notes.
+		_ = opts.Kinds.AddCRDs(objs)
+	}
 	old := map[string]*manifest.Object{}
 	for _, o := range opts.Old {
 		old[key(o, opts.DefaultNamespace)] = o
@@ -101,10 +109,11 @@ func key(o *manifest.Object, defaultNS string) string {
 }
 
 // Request builds the admission request the apiserver would send for obj,
-// its objects defaulted as the apiserver defaults them (old is of obj's kind);
-// the warnings are the apiserver's for fields the kind does not have.
-func Request(obj *manifest.Object, op admission.Operation, old []byte, user admission.UserInfo, defaultNS string) (*admission.Request, []string, error) {
-	gvr, namespaced, err := manifest.Resource(obj.GVK)
+// its resource and scope mapped by kinds, its objects defaulted as the
+// apiserver defaults them (old is of obj's kind); the warnings are the
+// apiserver's for fields the kind does not have.
+func Request(obj *manifest.Object, kinds *manifest.Kinds, op admission.Operation, old []byte, user admission.UserInfo, defaultNS string) (*admission.Request, []string, error) {
+	m, err := kinds.Resource(obj.GVK, obj.Namespace != "")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -117,8 +126,9 @@ func Request(obj *manifest.Object, op admission.Operation, old []byte, user admi
 			return nil, nil, fmt.Errorf("previous version: %w", err)
 		}
 	}
+	gvr := m.Resource
 	ns := ""
-	if namespaced {
+	if m.Namespaced {
 		ns = obj.Namespace
 		if ns == "" {
 			ns = defaultNS
@@ -152,7 +162,7 @@ func one(ctx context.Context, eng *engine.Engine, obj *manifest.Object, old map[
 		}
 		oldJSON = prev.JSON
 	}
-	req, warnings, err := Request(obj, opts.Operation, oldJSON, opts.User, opts.DefaultNamespace)
+	req, warnings, err := Request(obj, opts.Kinds, opts.Operation, oldJSON, opts.User, opts.DefaultNamespace)
 	if err != nil {
 		f.Err = fmt.Errorf("%s: %w", obj.Where(), err)
 		return f

@@ -3,13 +3,22 @@ package params
 import (
 	"context"
 	"fmt"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/cache"
 )
+
+// resync is the apiserver's resync period for param informers.
+const resync = 10 * time.Minute
 
 // NewCluster returns a store reading params from the cluster until ctx
 // ends: a dynamic informer per param kind, kinds mapped by discovery
@@ -26,5 +35,20 @@ func NewCluster(ctx context.Context, cfg *rest.Config) (*Store, error) {
 		return nil, fmt.Errorf("params: %w", err)
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
-	return newStore(ctx, dyn, mapper, true), nil
+	return newStore(ctx, &cluster{dyn: dyn, restMapper: mapper}), nil
 }
+
+// cluster reads params from an apiserver.
+type cluster struct {
+	dyn        dynamic.Interface
+	restMapper meta.RESTMapper
+}
+
+func (c *cluster) mapper() meta.RESTMapper { return c.restMapper }
+
+func (c *cluster) informer(resource schema.GroupVersionResource) informers.GenericInformer {
+	return dynamicinformer.NewFilteredDynamicInformer(c.dyn, resource, "", resync,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil)
+}
+
+func (c *cluster) direct() (dynamic.Interface, meta.RESTMapper) { return c.dyn, c.restMapper }

@@ -13,29 +13,34 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/tools/cache"
 )
-
-// resync is the apiserver's resync period for param informers.
-const resync = 10 * time.Minute
 
 // remapAfter bounds how often an unknown param kind is looked up again
 // (a CustomResourceDefinition may be created after the policy).
 const remapAfter = time.Second
 
-// Store holds an informer per param kind in use.
+// Store holds an informer per param kind in use, read from its source.
 type Store struct {
-	ctx    context.Context
-	dyn    dynamic.Interface
-	mapper meta.RESTMapper
-	// direct lets CollectParams read a param the cache has not seen yet
-	// straight from the cluster, as the apiserver does.
-	direct bool
+	ctx context.Context
+	src source
 
 	mu    sync.Mutex
 	kinds map[schema.GroupVersionKind]*kind
+}
+
+// source is where a Store reads params from: the cluster (cluster.go) or
+// the objects given offline (offline.go).
+type source interface {
+	// mapper maps param kinds to their resources and scopes.
+	mapper() meta.RESTMapper
+	// informer returns an informer of one resource, not started, indexed
+	// by namespace as the apiserver's param informers are.
+	informer(resource schema.GroupVersionResource) informers.GenericInformer
+	// direct is the client and mapper generic.CollectParams reads a param
+	// the informer has not seen yet with, as the apiserver does; nil, nil
+	// when the informer holds every param there is.
+	direct() (dynamic.Interface, meta.RESTMapper)
 }
 
 // kind is one param kind: its informer and scope once mapped, or why not.
@@ -47,8 +52,8 @@ type kind struct {
 	tried    time.Time
 }
 
-func newStore(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper, direct bool) *Store {
-	return &Store{ctx: ctx, dyn: dyn, mapper: mapper, direct: direct, kinds: map[schema.GroupVersionKind]*kind{}}
+func newStore(ctx context.Context, src source) *Store {
+	return &Store{ctx: ctx, src: src, kinds: map[schema.GroupVersionKind]*kind{}}
 }
 
 // Use makes the store watch exactly these param kinds: informers of kinds
@@ -78,13 +83,12 @@ func (s *Store) Use(gvks []schema.GroupVersionKind) {
 // apiserver's policy source does; on failure it records the apiserver's
 // configuration error.
 func (s *Store) start(gvk schema.GroupVersionKind) *kind {
-	mapping, err := s.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	mapping, err := s.src.mapper().RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
 		return &kind{err: fmt.Errorf("failed to find resource referenced by paramKind: '%v'", gvk), tried: time.Now()}
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
-	inf := dynamicinformer.NewFilteredDynamicInformer(s.dyn, mapping.Resource, "", resync,
-		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil)
+	inf := s.src.informer(mapping.Resource)
 	go inf.Informer().Run(ctx.Done())
 	return &kind{informer: inf, scope: mapping.Scope, cancel: cancel}
 }
@@ -100,7 +104,7 @@ func (s *Store) lookup(gvk schema.GroupVersionKind) (*kind, error) {
 		s.kinds[gvk] = k
 	}
 	if k.err != nil && time.Since(k.tried) >= remapAfter {
-		if r, ok := s.mapper.(meta.ResettableRESTMapper); ok {
+		if r, ok := s.src.mapper().(meta.ResettableRESTMapper); ok {
 			r.Reset()
 		}
 		k = s.start(gvk)
@@ -140,11 +144,7 @@ func (s *Store) Collect(paramKind *admissionregistrationv1.ParamKind, ref *admis
 	if err != nil {
 		return nil, err
 	}
-	var dyn dynamic.Interface
-	var mapper meta.RESTMapper
-	if s.direct {
-		dyn, mapper = s.dyn, s.mapper
-	}
+	dyn, mapper := s.src.direct()
 	return generic.CollectParams(paramKind, k.informer, k.scope, ref, namespace, dyn, mapper)
 }
 

@@ -2,6 +2,7 @@ package params
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tollgate-dev/tollgate/internal/manifest"
 )
 
 const objects = `
@@ -21,22 +24,50 @@ const objects = `
   kind: CustomResourceDefinition
   metadata: {name: limits.example.com}
   spec: {group: example.com, scope: Cluster, names: {kind: Limit, plural: limits}, versions: [{name: v1}]}
-- {apiVersion: example.com/v1, kind: Limit, metadata: {name: global}}
+- {apiVersion: example.com/v1, kind: Limit, metadata: {name: global, namespace: ignored}}
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: nons}}
+- {apiVersion: v1, kind: Secret, metadata: {name: a, namespace: ns1}}
 `
 
-func offlineStore(t *testing.T) *Store {
+var (
+	cmKind    = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	limitKind = schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Limit"}
+)
+
+// parse reads a YAML list of objects, each at "objects:N".
+func parse(t *testing.T, docs string) []Object {
 	t.Helper()
 	var list []map[string]any
-	if err := yaml.Unmarshal([]byte(objects), &list); err != nil {
+	if err := yaml.Unmarshal([]byte(docs), &list); err != nil {
 		t.Fatal(err)
 	}
-	var objs []*unstructured.Unstructured
-	for _, o := range list {
-		objs = append(objs, &unstructured.Unstructured{Object: o})
+	var objs []Object
+	for i, o := range list {
+		objs = append(objs, Object{Unstructured: &unstructured.Unstructured{Object: o}, Where: fmt.Sprintf("objects:%d", i+1)})
+	}
+	return objs
+}
+
+// newOffline is NewOffline with the kinds of the CRDs among objs.
+func newOffline(t *testing.T, paramKinds []schema.GroupVersionKind, objs []Object) (*Store, error) {
+	t.Helper()
+	kinds := manifest.NewKinds()
+	for _, o := range objs {
+		if o.GroupVersionKind() == manifest.CRDKind {
+			js, _ := o.MarshalJSON()
+			if err := kinds.AddCRD(o.Where, js); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	s, err := NewOffline(ctx, objs)
+	return NewOffline(ctx, Offline{ParamKinds: paramKinds, Objects: objs, Kinds: kinds})
+}
+
+func offlineStore(t *testing.T) *Store {
+	t.Helper()
+	s, err := newOffline(t, []schema.GroupVersionKind{cmKind, limitKind}, parse(t, objects))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +78,6 @@ func TestCollect(t *testing.T) {
 	s := offlineStore(t)
 	cm := &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"}
 	limit := &admissionregistrationv1.ParamKind{APIVersion: "example.com/v1", Kind: "Limit"}
-	s.Use([]schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMap"}, {Group: "example.com", Version: "v1", Kind: "Limit"}})
 	wait, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := s.WaitSynced(wait); err != nil {
@@ -66,6 +96,7 @@ func TestCollect(t *testing.T) {
 		{name: "no paramRef: one nil param", kind: cm, namespace: "ns1", want: []string{"<nil>"}},
 		{name: "by name in the request's namespace", kind: cm, ref: &admissionregistrationv1.ParamRef{Name: "a", ParameterNotFoundAction: &deny}, namespace: "ns2", want: []string{"ns2/a"}},
 		{name: "by name in the given namespace", kind: cm, ref: &admissionregistrationv1.ParamRef{Name: "a", Namespace: "ns1", ParameterNotFoundAction: &deny}, namespace: "ns2", want: []string{"ns1/a"}},
+		{name: "no namespace given: the default namespace", kind: cm, ref: &admissionregistrationv1.ParamRef{Name: "nons", ParameterNotFoundAction: &deny}, namespace: "default", want: []string{"default/nons"}},
 		{name: "not found, Allow", kind: cm, ref: &admissionregistrationv1.ParamRef{Name: "b", ParameterNotFoundAction: &allow}, namespace: "ns2"},
 		{name: "not found, Deny", kind: cm, ref: &admissionregistrationv1.ParamRef{Name: "b", ParameterNotFoundAction: &deny}, namespace: "ns2",
 			err: "no params found for policy binding with `Deny` parameterNotFoundAction"},
@@ -111,7 +142,6 @@ func TestCollect(t *testing.T) {
 
 func TestUseStartsAndStops(t *testing.T) {
 	s := offlineStore(t)
-	cmKind := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	unknown := schema.GroupVersionKind{Group: "none.example.com", Version: "v1", Kind: "Thing"}
 	s.Use([]schema.GroupVersionKind{cmKind, unknown})
 	if len(s.kinds) != 2 || s.kinds[unknown].err == nil || s.kinds[cmKind].informer == nil {
@@ -127,5 +157,67 @@ func TestUseStartsAndStops(t *testing.T) {
 	}
 	if err := s.Synced(); err != nil {
 		t.Errorf("nothing in use, yet %v", err)
+	}
+}
+
+func TestNewOffline(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		paramKinds []schema.GroupVersionKind
+		objects    string
+		err        string
+		indexed    map[string][]string // resource: keys
+	}{
+		{name: "only objects of param kinds are params; others may repeat", paramKinds: []schema.GroupVersionKind{cmKind}, objects: `
+- {apiVersion: v1, kind: Pod, metadata: {name: web}}
+- {apiVersion: v1, kind: Pod, metadata: {name: web}}
+- {apiVersion: v1, kind: Pod, metadata: {name: web, namespace: other}}
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: web}}
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: web, namespace: other}}
+`, indexed: map[string][]string{"configmaps": {"default/web", "other/web"}}},
+		{name: "two params of one identity", paramKinds: []schema.GroupVersionKind{cmKind}, objects: `
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: limits, namespace: default}}
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: limits}}
+`, err: "params: ConfigMap default/limits is given twice, at objects:1 and at objects:2"},
+		{name: "a cluster-scoped param twice, once with a namespace", paramKinds: []schema.GroupVersionKind{limitKind}, objects: `
+- apiVersion: apiextensions.k8s.io/v1
+  kind: CustomResourceDefinition
+  metadata: {name: limits.example.com}
+  spec: {group: example.com, scope: Cluster, names: {kind: Limit, plural: limits}, versions: [{name: v1, served: true}]}
+- {apiVersion: example.com/v1, kind: Limit, metadata: {name: global}}
+- {apiVersion: example.com/v1, kind: Limit, metadata: {name: global, namespace: x}}
+`, err: "params: Limit global is given twice, at objects:2 and at objects:3"},
+		{name: "a param at another version", paramKinds: []schema.GroupVersionKind{limitKind}, objects: `
+- {apiVersion: example.com/v1beta1, kind: Limit, metadata: {name: global}}
+`, err: "params: objects:1: Limit \"global\" is example.com/v1beta1; the policies read Limit.example.com params as v1, and tollgate does not convert between versions"},
+		{name: "a param without a name", paramKinds: []schema.GroupVersionKind{cmKind}, objects: `
+- {apiVersion: v1, kind: ConfigMap, metadata: {namespace: a}}
+`, err: "params: objects:1: ConfigMap has neither metadata.name nor metadata.generateName"},
+		{name: "a custom kind without CRD, guessed from its objects", paramKinds: []schema.GroupVersionKind{limitKind}, objects: `
+- {apiVersion: example.com/v1, kind: Limit, metadata: {name: a, namespace: x}}
+`, indexed: map[string][]string{"limits": {"x/a"}}},
+		{name: "a custom kind with neither CRD nor objects is not mapped", paramKinds: []schema.GroupVersionKind{limitKind}, indexed: map[string][]string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := newOffline(t, tc.paramKinds, parse(t, tc.objects))
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string][]string{}
+			for gvr, idx := range s.src.(*offline).objects {
+				keys := idx.ListKeys()
+				slices.Sort(keys)
+				got[gvr.Resource] = keys
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.indexed) {
+				t.Errorf("indexed %v, want %v", got, tc.indexed)
+			}
+		})
 	}
 }

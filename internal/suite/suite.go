@@ -59,7 +59,15 @@ type Suite struct {
 	Results   []Expected `json:"results"`
 
 	file string
+	// notes are the kinds Run guessed (manifest.Kinds.Notes) and the
+	// resources given more than once.
+	notes []string
 }
+
+// Notes are the warnings of the last Run: kinds neither built in nor
+// defined by a CustomResourceDefinition among the resources or params,
+// whose resource was guessed, and resources given more than once.
+func (s *Suite) Notes() []string { return s.notes }
 
 // Expected is the result a policy must give some resources.
 type Expected struct {
@@ -156,7 +164,8 @@ func (s *Suite) Run(ctx context.Context) ([]Check, error) {
 	for _, p := range s.Params {
 		params = append(params, s.rel(p))
 	}
-	ext, err := offline.ExternalFor(ctx, set, params, objs)
+	kinds := manifest.NewKinds()
+	ext, err := offline.ExternalFor(ctx, set, offline.Input{ParamPaths: params, Manifests: objs, Kinds: kinds})
 	if err != nil {
 		return nil, err
 	}
@@ -165,12 +174,14 @@ func (s *Suite) Run(ctx context.Context) ([]Check, error) {
 		return policy.NamespaceOf(ns, l), ok
 	}, External: ext})
 	findings := offline.Run(ctx, eng, objs, offline.Options{Operation: operation(s.Operation),
-		User: admission.UserInfo{Username: s.User, Groups: s.Groups}})
+		User: admission.UserInfo{Username: s.User, Groups: s.Groups}, Kinds: kinds})
 	byResource := map[string][]*offline.Finding{}
 	for i := range findings {
 		f := &findings[i]
-		byResource[resourceKey(f.Object)] = append(byResource[resourceKey(f.Object)], f)
+		key := resourceKey(f.Object, kinds)
+		byResource[key] = append(byResource[key], f)
 	}
+	s.notes = append(kinds.Notes(), offline.Duplicates(objs, kinds, "default")...)
 	var checks []Check
 	for _, exp := range s.Results {
 		for _, res := range exp.Resources {
@@ -293,9 +304,11 @@ func comparePatched(file string, f *offline.Finding) string {
 	return ""
 }
 
-func resourceKey(o *manifest.Object) string {
-	// An unknown kind (an error result) keeps the namespace it names.
-	if _, namespaced, err := manifest.Resource(o.GVK); (err == nil && namespaced) || (err != nil && o.Namespace != "") {
+// resourceKey is namespace/name of a namespaced object (the namespace
+// defaulted as for the request), /name of a cluster-scoped one, its scope
+// mapped by kinds as for the request.
+func resourceKey(o *manifest.Object, kinds *manifest.Kinds) string {
+	if m, err := kinds.Resource(o.GVK, o.Namespace != ""); m.Namespaced || (err != nil && o.Namespace != "") {
 		ns := o.Namespace
 		if ns == "" {
 			ns = "default"
