@@ -6,11 +6,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/tollgate-dev/tollgate/internal/authz"
-	"github.com/tollgate-dev/tollgate/internal/manifest"
-	"github.com/tollgate-dev/tollgate/internal/offline"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+
+	"github.com/tollgate-dev/tollgate/internal/authz"
+	"github.com/tollgate-dev/tollgate/internal/manifest"
 )
 
 func TestRBAC(t *testing.T) {
@@ -22,9 +23,12 @@ func TestRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	us, err := offline.Unstructured(objs)
-	if err != nil {
-		t.Fatal(err)
+	us := make([]*unstructured.Unstructured, len(objs))
+	for i, o := range objs {
+		us[i] = &unstructured.Unstructured{}
+		if err := us[i].UnmarshalJSON(o.JSON); err != nil {
+			t.Fatalf("%s: %v", o.Where(), err)
+		}
 	}
 	r, err := authz.NewRBAC(us)
 	if err != nil {
