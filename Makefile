@@ -49,7 +49,13 @@ run: ## Serve on :8443 with the embedded defaults and a self-signed certificate.
 build:
 	$(GO) build -o bin/tollgate ./cmd/tollgate
 
-test: lint chart vulncheck unit pod-security fuzz-short e2e e2e-chart ## Every test: static checks, the Helm chart, known vulnerabilities, unit tests, the Pod Security differential, short fuzzing, end-to-end against a real apiserver (installed with kustomize, then with the chart).
+# make test runs its stages one after another through hack/stages, which
+# prints each stage's wall time at the end (also when one failed, then the
+# run stops there; make -k or KEEP_GOING=1 runs the others too). Stages
+# joined with + run at the same time (TEST_STAGES='lint+vulncheck ...').
+TEST_STAGES ?= lint chart vulncheck unit pod-security fuzz-short e2e e2e-chart
+test: ## Every test: static checks, the Helm chart, known vulnerabilities, unit tests, the Pod Security differential, short fuzzing, end-to-end against a real apiserver (installed with kustomize, then with the chart).
+	@MAKE='$(MAKE)' hack/stages $(TEST_STAGES)
 
 # A count, not a duration: a duration ends with a deadline that can catch a
 # worker mid-input and fail the run with "context deadline exceeded".
