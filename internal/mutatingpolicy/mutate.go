@@ -72,7 +72,9 @@ func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespac
 	blind := namespaces == nil && req.Namespace != "" && !(req.Kind.Kind == "Namespace" && req.Kind.Group == "")
 	matchDef, labels := def, false
 	if blind {
-		matchDef, labels = definitionByName(def)
+		matchDef, labels = byName(def, def.Spec.MatchConstraints, func(c *admissionregistrationv1.MutatingAdmissionPolicy, m *admissionregistrationv1.MatchResources) {
+			c.Spec.MatchConstraints = m
+		})
 	}
 	var failed []failure
 	matches, resource, kind, err := matcher.DefinitionMatches(attrs, objectInterfaces, mutating.NewMutatingAdmissionPolicyAccessor(matchDef))
@@ -100,7 +102,9 @@ func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespac
 	for _, b := range m.Bindings {
 		matchBinding, labels := b, false
 		if blind {
-			matchBinding, labels = bindingByName(b)
+			matchBinding, labels = byName(b, b.Spec.MatchResources, func(c *admissionregistrationv1.MutatingAdmissionPolicyBinding, m *admissionregistrationv1.MatchResources) {
+				c.Spec.MatchResources = m
+			})
 		}
 		bm, err := matcher.BindingMatches(attrs, objectInterfaces, mutating.NewMutatingAdmissionPolicyBindingAccessor(matchBinding))
 		if err == nil && bm && labels {

@@ -11,44 +11,24 @@ import (
 // guesses.
 const errNamespaceLabels = "namespaceSelector needs the labels of the request's namespace, which tollgate reads only with cluster access (--kubeconfig)"
 
-// byName is m as tollgate can match it without the labels of the request's
-// namespace: with its namespaceSelector cut to its requirements on
+// byName is obj (a policy or a binding, whose match resources are m, set
+// in a copy by set) as tollgate can match it without the labels of the
+// request's namespace: with its namespaceSelector cut to its requirements on
 // kubernetes.io/metadata.name. labels tells whether it cut any: a match is
 // then only "could select", and an error (errNamespaceLabels); no match
-// means m could select no namespace of that name, and no error, as the
-// apiserver reports a selector's error only for a request the rest of m
-// matches.
-func byName(m *admissionregistrationv1.MatchResources) (_ *admissionregistrationv1.MatchResources, labels bool) {
+// means obj could select no namespace of that name, and no error, as the
+// apiserver reports a selector's error only for a request the rest of the
+// match resources match.
+func byName[T any](obj *T, m *admissionregistrationv1.MatchResources, set func(*T, *admissionregistrationv1.MatchResources)) (_ *T, labels bool) {
 	if m == nil {
-		return m, false
+		return obj, false
 	}
 	names, labels := policy.NamesPart(m.NamespaceSelector)
 	if !labels {
-		return m, false
+		return obj, false
 	}
-	c := *m
-	c.NamespaceSelector = names
-	return &c, true
-}
-
-// definitionByName is byName for a policy's matchConstraints.
-func definitionByName(def *admissionregistrationv1.MutatingAdmissionPolicy) (*admissionregistrationv1.MutatingAdmissionPolicy, bool) {
-	mc, labels := byName(def.Spec.MatchConstraints)
-	if !labels {
-		return def, false
-	}
-	c := *def
-	c.Spec.MatchConstraints = mc
-	return &c, true
-}
-
-// bindingByName is byName for a binding's matchResources.
-func bindingByName(b *admissionregistrationv1.MutatingAdmissionPolicyBinding) (*admissionregistrationv1.MutatingAdmissionPolicyBinding, bool) {
-	m, labels := byName(b.Spec.MatchResources)
-	if !labels {
-		return b, false
-	}
-	c := *b
-	c.Spec.MatchResources = m
+	cm, c := *m, *obj
+	cm.NamespaceSelector = names
+	set(&c, &cm)
 	return &c, true
 }
