@@ -72,8 +72,8 @@ func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespac
 	blind := namespaces == nil && req.Namespace != "" && !(req.Kind.Kind == "Namespace" && req.Kind.Group == "")
 	matchDef, labels := def, false
 	if blind {
-		matchDef, labels = byName(def, def.Spec.MatchConstraints, func(c *admissionregistrationv1.MutatingAdmissionPolicy, m *admissionregistrationv1.MatchResources) {
-			c.Spec.MatchConstraints = m
+		matchDef, labels = byName(def, def.Spec.MatchConstraints, func(c *admissionregistrationv1.MutatingAdmissionPolicy, mr *admissionregistrationv1.MatchResources) {
+			c.Spec.MatchConstraints = mr
 		})
 	}
 	var failed []failure
@@ -102,8 +102,8 @@ func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespac
 	for _, b := range m.Bindings {
 		matchBinding, labels := b, false
 		if blind {
-			matchBinding, labels = byName(b, b.Spec.MatchResources, func(c *admissionregistrationv1.MutatingAdmissionPolicyBinding, m *admissionregistrationv1.MatchResources) {
-				c.Spec.MatchResources = m
+			matchBinding, labels = byName(b, b.Spec.MatchResources, func(c *admissionregistrationv1.MutatingAdmissionPolicyBinding, mr *admissionregistrationv1.MatchResources) {
+				c.Spec.MatchResources = mr
 			})
 		}
 		bm, err := matcher.BindingMatches(attrs, objectInterfaces, mutating.NewMutatingAdmissionPolicyBindingAccessor(matchBinding))
