@@ -93,7 +93,7 @@ func pickGroup(set *policy.Set, path string) (*policy.Group, error) {
 		paths = append(paths, g.Path())
 		// A binding's webhook path answers as the server does there: the
 		// apiserver has applied the binding's selectors.
-		for _, w := range g.VAPWebhooks {
+		for _, w := range g.BindingWebhooks {
 			if w.Group.Path() == path {
 				return w.Group, nil
 			}

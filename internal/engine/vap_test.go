@@ -24,7 +24,7 @@ func TestValidateVAPUndecided(t *testing.T) {
 			return g
 		}
 		for _, g := range set.Groups {
-			for _, w := range g.VAPWebhooks {
+			for _, w := range g.BindingWebhooks {
 				if w.Group.ID == id {
 					return w.Group
 				}

@@ -10,6 +10,7 @@ package mutatingpolicy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -58,10 +59,12 @@ var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewSch
 
 // Mutate runs one MutatingAdmissionPolicy on a request. namespaces says
 // what is known of namespaces; nil when nothing (a namespace then has only
-// the label kubernetes.io/metadata.name): the policy's namespaceSelector is
-// then the apiserver's to apply (the webhook carries it), and a binding
-// whose namespaceSelector reads other labels is an error for the
-// failurePolicy, never a silent "does not apply".
+// the label kubernetes.io/metadata.name). Without them, a namespaceSelector
+// of the policy or of a binding that reads other labels, and could select
+// the request (its requirements on the name, rules and object selector
+// match), is an error for the failurePolicy, never a silent "does not
+// apply". On a binding's webhook path (policy.BindingWebhook) m has no
+// selectors left: the apiserver applied them before calling.
 //
 // ext gives the policy its params, collected per binding as the apiserver
 // collects them (every param a selector matches is an invocation of its
@@ -81,12 +84,17 @@ func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespac
 	def := m.Policy
 	// Without cluster access a namespace is known only by its name.
 	blind := namespaces == nil && req.Namespace != "" && !(req.Kind.Kind == "Namespace" && req.Kind.Group == "")
-	matchDef := def
+	matchDef, labels := def, false
 	if blind {
-		matchDef = m.AnyNamespace
+		matchDef, labels = byName(def, def.Spec.MatchConstraints, func(c *admissionregistrationv1.MutatingAdmissionPolicy, mr *admissionregistrationv1.MatchResources) {
+			c.Spec.MatchConstraints = mr
+		})
 	}
 	var failed []failure
 	matches, resource, kind, err := matcher.DefinitionMatches(attrs, objectInterfaces, mutating.NewMutatingAdmissionPolicyAccessor(matchDef))
+	if err == nil && matches && labels {
+		err = errors.New(errNamespaceLabels)
+	}
 	if err != nil {
 		failed = append(failed, failure{message: "failed to configure policy: " + err.Error()})
 		return out.finish(def, failed), nil
@@ -116,11 +124,16 @@ func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespac
 		notApplied(vap.NoBinding)
 	}
 	for _, b := range m.Bindings {
-		if blind && b.Spec.MatchResources != nil && !policy.NamesOnly(b.Spec.MatchResources.NamespaceSelector) {
-			failed = append(failed, failure{binding: b, message: "failed to configure binding: " + errNamespaceLabels})
-			continue
+		matchBinding, labels := b, false
+		if blind {
+			matchBinding, labels = byName(b, b.Spec.MatchResources, func(c *admissionregistrationv1.MutatingAdmissionPolicyBinding, mr *admissionregistrationv1.MatchResources) {
+				c.Spec.MatchResources = mr
+			})
 		}
-		bm, err := matcher.BindingMatches(attrs, objectInterfaces, mutating.NewMutatingAdmissionPolicyBindingAccessor(b))
+		bm, err := matcher.BindingMatches(attrs, objectInterfaces, mutating.NewMutatingAdmissionPolicyBindingAccessor(matchBinding))
+		if err == nil && bm && labels {
+			err = errors.New(errNamespaceLabels)
+		}
 		if err != nil {
 			failed = append(failed, failure{binding: b, message: "failed to configure binding: " + err.Error()})
 			continue

@@ -37,8 +37,11 @@ func TestMutate(t *testing.T) {
 		t.Fatal(err)
 	}
 	byName := map[string]*policy.MAP{}
-	for _, p := range set.Policies {
-		byName[p.Name()] = p.MAP
+	// served is the MAP on each policy's first binding webhook path.
+	served := map[string]*policy.MAP{}
+	for _, g := range set.Groups {
+		byName[g.ID] = g.Policies[0].MAP
+		served[g.ID] = g.BindingWebhooks[0].Group.Policies[0].MAP
 	}
 	tests := []struct {
 		name, policy, ns, object string
@@ -51,6 +54,11 @@ func TestMutate(t *testing.T) {
 		// namespaces known: namespace team-a has the label team=a; nil
 		// when tollgate has no cluster access.
 		known bool
+		// served: on the policy's binding webhook path, where the
+		// apiserver has applied the selectors.
+		served bool
+		// update: the request is an UPDATE.
+		update bool
 	}{
 		{name: "apply merges into a map", policy: "labels", ns: "default", object: pod,
 			want: map[string]string{"metadata.labels": `{"app":"web","team":"platform"}`}},
@@ -73,9 +81,22 @@ func TestMutate(t *testing.T) {
 		{name: "binding does not select namespace labels", policy: "team-binding", ns: "team-b", object: pod, known: true, notMatched: true},
 		{name: "binding needs namespace labels tollgate does not have", policy: "team-binding", ns: "team-a", object: pod, errs: 1, notMatched: true,
 			denial: "policy 'team-binding' with binding 'team-binding' denied request: failed to configure binding: " + errNamespaceLabels},
-		{name: "policy namespace selector is the webhook's without namespace labels", policy: "team-policy", ns: "team-a", object: pod,
+		{name: "on the binding's path the apiserver selected the namespace", policy: "team-binding", ns: "team-b", object: pod, served: true,
+			want: map[string]string{"metadata.annotations": `{"team":"a"}`}},
+		{name: "policy namespace selector needs namespace labels tollgate does not have", policy: "team-policy", ns: "team-a", object: pod, errs: 1, notMatched: true,
+			denial: `policy "team-policy" denied request: failed to configure policy: ` + errNamespaceLabels},
+		{name: "policy namespace selector on the binding's path", policy: "team-policy", ns: "team-b", object: pod, served: true,
 			want: map[string]string{"metadata.annotations": `{"team":"a"}`}},
 		{name: "policy namespace selector with namespace labels", policy: "team-policy", ns: "team-b", object: pod, known: true, notMatched: true},
+		{name: "without namespace labels, a binding whose names rule the namespace out does not apply", policy: "team-named", ns: "team-b", object: pod, notMatched: true},
+		{name: "without namespace labels, a binding whose object selector rules the object out does not apply", policy: "team-named", ns: "team-a",
+			object: strings.Replace(pod, `"app":"web"`, `"app":"db"`, 1), notMatched: true},
+		{name: "without namespace labels, a binding whose rules rule the request out does not apply", policy: "team-named", ns: "team-a",
+			object: pod, update: true, notMatched: true},
+		{name: "without namespace labels, a binding that could select the request is an error", policy: "team-named", ns: "team-a", object: pod, errs: 1, notMatched: true,
+			denial: "policy 'team-named' with binding 'team-named' denied request: failed to configure binding: " + errNamespaceLabels},
+		{name: "with namespace labels, the binding selects", policy: "team-named", ns: "team-a", object: pod, known: true,
+			want: map[string]string{"metadata.annotations": `{"team":"a"}`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,7 +109,16 @@ func TestMutate(t *testing.T) {
 					return nil, false
 				}
 			}
-			out, err := Mutate(context.Background(), byName[tt.policy], podRequest(tt.ns, tt.object), namespaces, external.Sources{})
+			m := byName[tt.policy]
+			if tt.served {
+				m = served[tt.policy]
+			}
+			req := podRequest(tt.ns, tt.object)
+			if tt.update {
+				req.Operation = admission.Update
+				req.SetObjects(req.Object(), req.Object())
+			}
+			out, err := Mutate(context.Background(), m, req, namespaces, external.Sources{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,8 +16,9 @@ func failurePolicyOf(f admissionregistrationv1.FailurePolicyType) FailurePolicy 
 }
 
 // bindingKind is one kind of Kubernetes admission policy binding: how to
-// tell its policies and bindings among loaded documents, and how to attach
-// a binding to its policy.
+// tell its policies and bindings among loaded documents, how to attach
+// a binding to its policy, and how to split a policy's bindings into
+// webhook entries.
 type bindingKind struct {
 	policy, binding string // kind names, for messages
 	isPolicy        func(*Policy) bool
@@ -25,6 +26,7 @@ type bindingKind struct {
 	// binding of this kind.
 	policyName func(p *Policy) (string, bool)
 	attach     func(target, binding *Policy)
+	webhooks   func(p *Policy) []*BindingWebhook
 }
 
 var (
@@ -38,6 +40,9 @@ var (
 			return p.binding.Spec.PolicyName, true
 		},
 		attach: func(target, b *Policy) { target.VAP.Bindings = append(target.VAP.Bindings, b.binding) },
+		webhooks: func(p *Policy) []*BindingWebhook {
+			return bindingWebhooks(p, GroupVAP, p.VAP.Policy.Spec.MatchConstraints, p.VAP.Bindings, vapMatch, p.VAP.selected)
+		},
 	}
 	mapBindings = bindingKind{
 		policy: "MutatingAdmissionPolicy", binding: "MutatingAdmissionPolicyBinding",
@@ -49,6 +54,9 @@ var (
 			return p.mapBinding.Spec.PolicyName, true
 		},
 		attach: func(target, b *Policy) { target.MAP.Bindings = append(target.MAP.Bindings, b.mapBinding) },
+		webhooks: func(p *Policy) []*BindingWebhook {
+			return bindingWebhooks(p, GroupMAP, p.MAP.Policy.Spec.MatchConstraints, p.MAP.Bindings, mapMatch, p.MAP.selected)
+		},
 	}
 )
 
@@ -85,4 +93,12 @@ func attachBindings(policies []*Policy, k bindingKind) ([]*Policy, []error) {
 		k.attach(target, p)
 	}
 	return out, errs
+}
+
+func vapMatch(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) *admissionregistrationv1.MatchResources {
+	return b.Spec.MatchResources
+}
+
+func mapMatch(b *admissionregistrationv1.MutatingAdmissionPolicyBinding) *admissionregistrationv1.MatchResources {
+	return b.Spec.MatchResources
 }

@@ -62,9 +62,11 @@ type Group struct {
 	Match         Match
 	FailurePolicy FailurePolicy
 	Policies      []*Policy
-	// VAPWebhooks are a ValidatingAdmissionPolicy's webhook entries, one per
-	// distinct selectors of its bindings (vapwebhook.go).
-	VAPWebhooks []*VAPWebhook
+	// BindingWebhooks are a ValidatingAdmissionPolicy's or a
+	// MutatingAdmissionPolicy's webhook entries, one per distinct selectors
+	// of its bindings (bindingwebhook.go). The group's own path is
+	// registered with the apiserver for no such policy.
+	BindingWebhooks []*BindingWebhook
 	// webhookName, when set, names the group's webhook instead of its ID.
 	webhookName string
 }
@@ -89,8 +91,11 @@ func groupPolicies(policies []*Policy) []*Group {
 		g, ok := byKey[key]
 		if !ok {
 			g = &Group{ID: p.Name(), Kind: kind, Action: kind.Action(), Match: p.Spec.Match, FailurePolicy: p.Spec.FailurePolicy}
-			if kind == GroupVAP {
-				g.VAPWebhooks = vapWebhooks(p)
+			switch kind {
+			case GroupVAP:
+				g.BindingWebhooks = vapBindings.webhooks(p)
+			case GroupMAP:
+				g.BindingWebhooks = mapBindings.webhooks(p)
 			}
 			byKey[key] = g
 			groups = append(groups, g)

@@ -21,21 +21,16 @@ type MAP struct {
 	Bindings []*admissionregistrationv1.MutatingAdmissionPolicyBinding
 	// Mutator is the policy compiled by the apiserver's own code.
 	Mutator *cel.MAP
-	// AnyNamespace is Policy with its matchConstraints' namespaceSelector
-	// cleared (Policy itself when it reads only kubernetes.io/metadata.name):
-	// what a server without namespace labels matches, as the apiserver
-	// applied that selector before calling (the webhook carries it).
-	AnyNamespace *admissionregistrationv1.MutatingAdmissionPolicy
 }
 
-// anyNamespace makes MAP.AnyNamespace, once, when the policy is loaded.
-func anyNamespace(p *admissionregistrationv1.MutatingAdmissionPolicy) *admissionregistrationv1.MutatingAdmissionPolicy {
-	if p.Spec.MatchConstraints == nil || NamesOnly(p.Spec.MatchConstraints.NamespaceSelector) {
-		return p
-	}
-	c := p.DeepCopy()
-	c.Spec.MatchConstraints.NamespaceSelector = &metav1.LabelSelector{}
-	return c
+// selected makes served the policy with only the given bindings, whose
+// selectors, as the policy's, the apiserver has applied: they select
+// everything there.
+func (m *MAP) selected(served *Policy, bindings []*admissionregistrationv1.MutatingAdmissionPolicyBinding) {
+	c := *m
+	c.Policy, c.Bindings = m.Policy.DeepCopy(), withoutSelectors(bindings, mapMatch)
+	clearSelectors(c.Policy.Spec.MatchConstraints)
+	served.MAP = &c
 }
 
 const admissionRegistrationV1beta1 = "admissionregistration.k8s.io/v1beta1"
@@ -86,7 +81,7 @@ func decodeMAP(kind, version string, js []byte) (*Policy, field.ErrorList) {
 	return &Policy{
 		Metadata: Metadata{Name: m.Name},
 		Spec:     Spec{FailurePolicy: failurePolicyOf(*m.Spec.FailurePolicy)},
-		MAP:      &MAP{Policy: m, Mutator: compiled, AnyNamespace: anyNamespace(m)},
+		MAP:      &MAP{Policy: m, Mutator: compiled},
 	}, nil
 }
 

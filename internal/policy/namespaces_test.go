@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestNamespacesLookup(t *testing.T) {
@@ -36,6 +37,31 @@ func TestNamespacesLookup(t *testing.T) {
 			}
 			if got == nil || got.Name != tt.ns || !reflect.DeepEqual(got.Labels, tt.want) {
 				t.Errorf("got %+v, want %s with labels %v", got, tt.ns, tt.want)
+			}
+		})
+	}
+}
+
+// TestNamesPart: what of a namespace selector is decided by the name alone.
+func TestNamesPart(t *testing.T) {
+	name := metav1.LabelSelectorRequirement{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: []string{"a"}}
+	team := metav1.LabelSelectorRequirement{Key: "team", Operator: metav1.LabelSelectorOpExists}
+	tests := []struct {
+		name       string
+		in, want   *metav1.LabelSelector
+		wantOthers bool
+	}{
+		{"none", nil, nil, false},
+		{"names only", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{name}}, &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{name}}, false},
+		{"labels only", &metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}}, &metav1.LabelSelector{}, true},
+		{"both", &metav1.LabelSelector{MatchLabels: map[string]string{"team": "a", corev1.LabelMetadataName: "b"}, MatchExpressions: []metav1.LabelSelectorRequirement{team, name}},
+			&metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: "b"}, MatchExpressions: []metav1.LabelSelectorRequirement{name}}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, others := NamesPart(tt.in)
+			if !reflect.DeepEqual(got, tt.want) || others != tt.wantOthers {
+				t.Errorf("got %v %v, want %v %v", got, others, tt.want, tt.wantOthers)
 			}
 		})
 	}

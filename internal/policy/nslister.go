@@ -28,6 +28,26 @@ func NamesOnly(s *metav1.LabelSelector) bool {
 	return true
 }
 
+// NamesPart is the part of a namespace selector that reads
+// kubernetes.io/metadata.name only, which decides without the namespace's
+// other labels whether s could select it; others tells whether s reads
+// other labels too (nil, the whole selector, when it does not).
+func NamesPart(s *metav1.LabelSelector) (names *metav1.LabelSelector, others bool) {
+	if NamesOnly(s) {
+		return s, false
+	}
+	names = &metav1.LabelSelector{}
+	if v, ok := s.MatchLabels[corev1.LabelMetadataName]; ok {
+		names.MatchLabels = map[string]string{corev1.LabelMetadataName: v}
+	}
+	for _, r := range s.MatchExpressions {
+		if r.Key == corev1.LabelMetadataName {
+			names.MatchExpressions = append(names.MatchExpressions, r)
+		}
+	}
+	return names, true
+}
+
 // Lister adapts n to the NamespaceLister the apiserver's policy matcher
 // reads.
 func (n Namespaces) Lister() listersv1.NamespaceLister { return nsLister(n) }

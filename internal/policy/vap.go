@@ -21,6 +21,16 @@ type VAP struct {
 	Validator *cel.VAP
 }
 
+// selected makes served the policy with only the given bindings, whose
+// selectors, as the policy's, the apiserver has applied: they select
+// everything there.
+func (v *VAP) selected(served *Policy, bindings []*admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+	c := *v
+	c.Policy, c.Bindings = v.Policy.DeepCopy(), withoutSelectors(bindings, vapMatch)
+	clearSelectors(c.Policy.Spec.MatchConstraints)
+	served.VAP = &c
+}
+
 const admissionRegistrationV1 = "admissionregistration.k8s.io/v1"
 
 // isVAP tells whether a document is a ValidatingAdmissionPolicy or binding.

@@ -1,49 +1,56 @@
 package registration
 
 import (
+	"path/filepath"
+	"strings"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
+	"github.com/tollgate-dev/tollgate/internal/golden"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
-// TestBuildMAP: a MutatingAdmissionPolicy is a mutating webhook of its own,
-// with its rules ("*" as CREATE, UPDATE and CONNECT, never DELETE) and
-// reinvocation policy.
+// TestBuildMAP: a MutatingAdmissionPolicy has a mutating webhook entry per
+// distinct selectors of its bindings, on the first binding's path, with the
+// policy's and the bindings' selectors ANDed (and the excluded
+// namespaces), its rules ("*" as CREATE, UPDATE and CONNECT, never
+// DELETE), failure and reinvocation policy; none without bindings. The
+// whole configuration is testdata/map-bindings.golden.yaml.
 func TestBuildMAP(t *testing.T) {
-	doc := `apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingAdmissionPolicy
-metadata: {name: m}
-spec:
-  reinvocationPolicy: IfNeeded
-  failurePolicy: Ignore
-  matchConstraints:
-    resourceRules: [{apiGroups: [apps], apiVersions: [v1], operations: ["*"], resources: [deployments]}]
-    objectSelector: {matchLabels: {a: b}}
-  mutations: [{patchType: JSONPatch, jsonPatch: {expression: "[JSONPatch{op: 'add', path: '/metadata/labels', value: {}}]"}}]
-`
-	ps, err := policy.Parse("m.yaml", []byte(doc))
+	set, err := policy.LoadPath(filepath.Join("testdata", "map-bindings.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := policy.NewSet(ps)
+	m, v, err := Build(set, Options{URL: "https://tollgate:8443", CABundle: []byte("CA"), ExcludedNamespaces: []string{"kube-system"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, v, err := Build(set, Options{URL: "https://a", CABundle: []byte("CA"), ExcludedNamespaces: []string{"kube-system"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v != nil || m == nil || len(m.Webhooks) != 1 {
+	if v != nil || m == nil {
 		t.Fatalf("configurations %v %v", m, v)
 	}
-	w := m.Webhooks[0]
-	ops := w.Rules[0].Operations
-	if w.Name != "m.mutate.tollgate.dev" || *w.ClientConfig.URL != "https://a/mutate/m" || *w.ReinvocationPolicy != admissionregistrationv1.IfNeededReinvocationPolicy ||
-		*w.FailurePolicy != admissionregistrationv1.Ignore || len(ops) != 3 || ops[0] != "CREATE" || ops[1] != "UPDATE" || ops[2] != "CONNECT" ||
-		w.Rules[0].Resources[0] != "deployments" || w.ObjectSelector.MatchLabels["a"] != "b" ||
-		w.NamespaceSelector.MatchExpressions[0].Values[0] != "kube-system" {
-		t.Errorf("webhook %s", mustYAML(t, w))
+	want := []string{
+		"prod.binding.map.tollgate.dev at https://tollgate:8443/mutate/pod-proxy/prod",
+		"web.binding.map.tollgate.dev at https://tollgate:8443/mutate/pod-proxy/web",
+		"team-a.binding.map.tollgate.dev at https://tollgate:8443/mutate/team-labels/team-a",
 	}
+	var got []string
+	for _, w := range m.Webhooks {
+		got = append(got, w.Name+" at "+*w.ClientConfig.URL)
+		if sel := w.NamespaceSelector; len(sel.MatchLabels) == 0 || sel.MatchExpressions[len(sel.MatchExpressions)-1].Values[0] != "kube-system" {
+			t.Errorf("%s: namespaceSelector %v lacks the bindings' labels or the excluded namespaces", w.Name, sel)
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("webhooks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if ops := m.Webhooks[0].Rules[0].Operations; len(ops) != 3 || ops[0] != "CREATE" || ops[1] != "UPDATE" || ops[2] != "CONNECT" ||
+		*m.Webhooks[0].FailurePolicy != admissionregistrationv1.Ignore || *m.Webhooks[0].ReinvocationPolicy != admissionregistrationv1.IfNeededReinvocationPolicy {
+		t.Errorf("rules or policies of %s", mustYAML(t, m.Webhooks[0]))
+	}
+	out, err := YAML(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, filepath.Join("testdata", "map-bindings.golden.yaml"), out)
 }

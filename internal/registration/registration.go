@@ -110,19 +110,24 @@ func Build(set *policy.Set, opts Options) (*admissionregistrationv1.MutatingWebh
 	}
 	for _, g := range set.Groups {
 		if g.Action == policy.ActionMutate {
+			webhooks := mutatingWebhooks(g, &opts)
+			if len(webhooks) == 0 {
+				continue // a MutatingAdmissionPolicy without bindings
+			}
 			if mutating == nil {
 				mutating = &admissionregistrationv1.MutatingWebhookConfiguration{
 					TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
 					ObjectMeta: meta,
 				}
 			}
-			mutating.Webhooks = append(mutating.Webhooks, mutatingWebhook(g, &opts))
+			mutating.Webhooks = append(mutating.Webhooks, webhooks...)
 			continue
 		}
 		var webhooks []admissionregistrationv1.ValidatingWebhook
 		if g.Kind == policy.GroupVAP {
-			for _, w := range g.VAPWebhooks {
-				webhooks = append(webhooks, vapWebhook(g.Policies[0].VAP, w, &opts))
+			def := g.Policies[0].VAP.Policy
+			for _, w := range g.BindingWebhooks {
+				webhooks = append(webhooks, bindingWebhook(def.Spec.MatchConstraints, *def.Spec.FailurePolicy, w, &opts))
 			}
 		} else {
 			webhooks = append(webhooks, validatingWebhook(g, &opts))
@@ -141,12 +146,22 @@ func Build(set *policy.Set, opts Options) (*admissionregistrationv1.MutatingWebh
 	return mutating, validating, nil
 }
 
-func mutatingWebhook(g *policy.Group, o *Options) admissionregistrationv1.MutatingWebhook {
-	if g.Kind == policy.GroupMAP {
-		return mapWebhook(g, o)
+// mutatingWebhooks are a mutating group's webhook entries: a tollgate
+// group's one, or a MutatingAdmissionPolicy's, one per distinct selectors
+// of its bindings (none without bindings).
+func mutatingWebhooks(g *policy.Group, o *Options) []admissionregistrationv1.MutatingWebhook {
+	if g.Kind != policy.GroupMAP {
+		return []admissionregistrationv1.MutatingWebhook{asMutating(validatingWebhook(g, o), reinvocation(g.Kind))}
 	}
-	v := validatingWebhook(g, o)
-	reinvoke := reinvocation(g.Kind)
+	var out []admissionregistrationv1.MutatingWebhook
+	for _, w := range g.BindingWebhooks {
+		out = append(out, mapWebhook(g.Policies[0].MAP.Policy, w, o))
+	}
+	return out
+}
+
+// asMutating is v as a mutating webhook with the given reinvocation policy.
+func asMutating(v admissionregistrationv1.ValidatingWebhook, reinvoke admissionregistrationv1.ReinvocationPolicyType) admissionregistrationv1.MutatingWebhook {
 	return admissionregistrationv1.MutatingWebhook{
 		Name:                    v.Name,
 		ClientConfig:            v.ClientConfig,
@@ -239,21 +254,21 @@ func objectSelector(m *policy.Match) *metav1.LabelSelector {
 	return m.ObjectSelector.DeepCopy()
 }
 
-// vapWebhook covers the bindings of a ValidatingAdmissionPolicy that share
-// their selectors: the policy's resource rules, match policy and failure
-// policy, and the policy's and bindings' selectors combined, so that the
-// apiserver selects namespaces and objects whether or not tollgate can see
-// them. Binding resource rules and exclusions are applied by the server.
-func vapWebhook(n *policy.VAP, w *policy.VAPWebhook, o *Options) admissionregistrationv1.ValidatingWebhook {
-	mc := n.Policy.Spec.MatchConstraints
+// bindingWebhook covers the bindings of a ValidatingAdmissionPolicy or a
+// MutatingAdmissionPolicy that share their selectors: the policy's resource
+// rules (mc), match policy and failure policy, and the policy's and
+// bindings' selectors combined, so that the apiserver selects namespaces
+// and objects whether or not tollgate can see them. Binding resource rules
+// and exclusions are applied by the server.
+func bindingWebhook(mc *admissionregistrationv1.MatchResources, failurePolicy admissionregistrationv1.FailurePolicyType, w *policy.BindingWebhook, o *Options) admissionregistrationv1.ValidatingWebhook {
 	var rules []admissionregistrationv1.RuleWithOperations
 	for _, r := range mc.ResourceRules {
-		rules = append(rules, r.RuleWithOperations)
+		rules = append(rules, *r.RuleWithOperations.DeepCopy())
 	}
 	sideEffects := admissionregistrationv1.SideEffectClassNone
 	timeout := o.TimeoutSeconds
 	ns := namespaceSelector(&policy.Match{NamespaceSelector: w.NamespaceSelector}, o.ExcludedNamespaces)
-	failure := o.failurePolicy(*n.Policy.Spec.FailurePolicy)
+	failure := o.failurePolicy(failurePolicy)
 	return admissionregistrationv1.ValidatingWebhook{
 		Name:                    w.Group.WebhookName(),
 		ClientConfig:            clientConfig(w.Group.Path(), o),

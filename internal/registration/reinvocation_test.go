@@ -21,10 +21,10 @@ func TestReinvocation(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]admissionregistrationv1.ReinvocationPolicyType{
-		"sidecar.mutate.tollgate.dev":      admissionregistrationv1.NeverReinvocationPolicy,
-		"owner-labels.mutate.tollgate.dev": admissionregistrationv1.IfNeededReinvocationPolicy,
-		"never.mutate.tollgate.dev":        admissionregistrationv1.NeverReinvocationPolicy,
-		"ifneeded.mutate.tollgate.dev":     admissionregistrationv1.IfNeededReinvocationPolicy,
+		"sidecar.mutate.tollgate.dev":       admissionregistrationv1.NeverReinvocationPolicy,
+		"owner-labels.mutate.tollgate.dev":  admissionregistrationv1.IfNeededReinvocationPolicy,
+		"never.binding.map.tollgate.dev":    admissionregistrationv1.NeverReinvocationPolicy,
+		"ifneeded.binding.map.tollgate.dev": admissionregistrationv1.IfNeededReinvocationPolicy,
 	}
 	got := map[string]admissionregistrationv1.ReinvocationPolicyType{}
 	for _, w := range m.Webhooks {

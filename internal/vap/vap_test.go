@@ -275,7 +275,7 @@ func TestEvaluateFromWebhook(t *testing.T) {
 	}
 	served := map[string]*policy.VAP{}
 	for _, g := range set.Groups {
-		for _, w := range g.VAPWebhooks {
+		for _, w := range g.BindingWebhooks {
 			served[w.Group.ID] = w.Group.Policies[0].VAP
 		}
 	}

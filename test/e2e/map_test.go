@@ -26,48 +26,78 @@ import (
 	"github.com/tollgate-dev/tollgate/test/e2e/framework"
 )
 
-// mapNamespaces are where TestMAPDifferential creates its corpus: the
-// apiserver's MutatingAdmissionPolicies bind to the first, tollgate's to the
-// second. Both are labeled for tollgate's own sidecar injection, so Pods are
-// mutated by both tollgate's injection and the policies.
-var mapNamespaces = map[string]string{"map-native": "native", "map-tollgate": "tollgate"}
-
 // TestMAPDifferential applies the same MutatingAdmissionPolicies natively
-// and through tollgate, creates the same corpus in both namespaces, and
-// requires the stored objects to be equal field by field (apart from
-// names and server-set metadata). Then it creates Pods for real and
-// updates them: tollgate's injection and the policies, reinvoked by the
-// apiserver's rules, must neither undo nor repeat each other.
+// (bound to namespace map-native) and through tollgate (bound to
+// map-tollgate), creates the same corpus in both namespaces, and requires
+// the stored objects to be equal field by field (apart from names and
+// server-set metadata). Then it creates Pods for real and updates them:
+// tollgate's injection and the policies, reinvoked by the apiserver's
+// rules, must neither undo nor repeat each other. Both namespaces are
+// labeled for tollgate's own sidecar injection, so Pods are mutated by both
+// tollgate's injection and the policies.
 func TestMAPDifferential(t *testing.T) {
-	ctx := context.Background()
-	requireMAPServed(t)
-	template, err := os.ReadFile("testdata/map-policies.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for ns, label := range mapNamespaces {
-		if err := framework.EnsureNamespace(ctx, cluster.client, ns, map[string]string{"mapdiff": label, "sidecar-injection": "enabled"}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	template := mapPolicies(t)
+	sides := mapSides{native: "map-native", tollgate: "map-tollgate", params: true}
+	ensureNamespaces(t, map[string]map[string]string{
+		sides.native:   {"mapdiff": "native", "sidecar-injection": "enabled"},
+		sides.tollgate: {"mapdiff": "tollgate", "sidecar-injection": "enabled"},
+	})
 	createMAPParams(t)
 	applyNative(t, bytes.ReplaceAll(template, []byte("PLACEHOLDER"), []byte("native")))
 	// The configuration's name sorts before tollgate's own ("tollgate"): the
 	// apiserver calls webhook configurations in name order, and runs its own
 	// policies before every webhook.
-	startTollgateWith(t, "map-tollgate", mapGone, bytes.ReplaceAll(template, []byte("PLACEHOLDER"), []byte("tollgate")))
-	waitForMAPs(t)
+	startTollgateWith(t, "map-tollgate", mapGone(sides.tollgate), bytes.ReplaceAll(template, []byte("PLACEHOLDER"), []byte("tollgate")))
+	sides.wait(t)
+	sides.compare(t, "9 policies (2 with params, 1 with two bindings)")
+	sides.stable(t)
+}
 
+// mapPolicies are testdata/map-policies.yaml, once the apiserver is known
+// to serve MutatingAdmissionPolicies.
+func mapPolicies(t *testing.T) []byte {
+	t.Helper()
+	requireMAPServed(t)
+	template, err := os.ReadFile("testdata/map-policies.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return template
+}
+
+// ensureNamespaces makes each namespace with its labels.
+func ensureNamespaces(t *testing.T, labels map[string]map[string]string) {
+	t.Helper()
+	for ns, l := range labels {
+		if err := framework.EnsureNamespace(context.Background(), cluster.client, ns, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// mapSides are two namespaces the same policies are bound to: by the
+// apiserver in native, through tollgate in tollgate. params: the policies
+// with params are among them.
+type mapSides struct {
+	native, tollgate string
+	params           bool
+}
+
+// compare creates the corpus in both namespaces (as a dry run) and
+// requires the stored objects to be equal, each bearing its policies' mark.
+func (s mapSides) compare(t *testing.T, policies string) {
+	t.Helper()
+	ctx := context.Background()
 	corpus := mapCorpus()
 	changed, differ := 0, 0
 	for _, obj := range corpus {
 		name := obj.(metav1.Object).GetName()
-		native, err := createObject(ctx, "map-native", obj, true)
+		native, err := createObject(ctx, s.native, obj, true)
 		if err != nil {
 			t.Errorf("%s: native: %v", name, err)
 			continue
 		}
-		tollgate, err := createObject(ctx, "map-tollgate", obj, true)
+		tollgate, err := createObject(ctx, s.tollgate, obj, true)
 		if err != nil {
 			t.Errorf("%s: tollgate: %v", name, err)
 			continue
@@ -78,23 +108,29 @@ func TestMAPDifferential(t *testing.T) {
 			g, _ := json.MarshalIndent(normalized(tollgate), "", " ")
 			t.Errorf("%s: stored objects differ\nnative:   %s\ntollgate: %s", name, n, g)
 		}
-		if mutatedByPolicies(native) {
+		if mutatedByPolicies(native, s.params) {
 			changed++
 		}
 	}
-	t.Logf("MAP differential: 8 policies (2 with params), %d objects (12 Pods, 8 Deployments, 6 ConfigMaps, 5 Services), %d mutated by the policies, %d stored differently", len(corpus), changed, differ)
+	t.Logf("MAP differential in %s: %s, %d objects (12 Pods, 8 Deployments, 6 ConfigMaps, 5 Services), %d mutated by the policies, %d stored differently",
+		s.tollgate, policies, len(corpus), changed, differ)
 	if changed != len(corpus) {
 		t.Errorf("only %d of %d objects bear their policy's mark: the policies did not apply", changed, len(corpus))
 	}
+}
 
-	// Stored for real, then updated: each side stable under reinvocation.
+// stable stores Pods for real in both namespaces, then updates them: each
+// side stable under reinvocation, and both alike.
+func (s mapSides) stable(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
 	for _, p := range []*corev1.Pod{
 		mapPod("stable-1", nil, nil),
 		mapPod("stable-2", map[string]string{"team": "a"}, map[string]string{"note": "kept"}, corev1.Container{Name: "proxy", Image: "registry.example.com/proxy:1"}),
 		mapPod("stable-3", map[string]string{"no-proxy": "yes"}, nil, corev1.Container{Name: "worker", Image: "registry.example.com/worker:1"}),
 	} {
 		stored := map[string]*corev1.Pod{}
-		for ns := range mapNamespaces {
+		for _, ns := range []string{s.native, s.tollgate} {
 			got := createPod(t, ns, p.DeepCopy())
 			checkStable(t, ns, got)
 			got.Labels["updated"] = "yes"
@@ -105,8 +141,8 @@ func TestMAPDifferential(t *testing.T) {
 			checkStable(t, ns, updated)
 			stored[ns] = updated
 		}
-		n, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(stored["map-native"])
-		g, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(stored["map-tollgate"])
+		n, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(stored[s.native])
+		g, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(stored[s.tollgate])
 		if !reflect.DeepEqual(normalized(n), normalized(g)) {
 			nj, _ := json.Marshal(normalized(n))
 			gj, _ := json.Marshal(normalized(g))
@@ -182,14 +218,13 @@ func requireMAPServed(t *testing.T) {
 	}
 }
 
-// waitForMAPs waits until every policy is in effect on both sides: the
-// apiserver loads policies asynchronously, and the Ignore one is skipped
-// until then.
-func waitForMAPs(t *testing.T) {
+// wait waits until every policy is in effect on both sides: the apiserver
+// loads policies asynchronously, and the Ignore one is skipped until then.
+func (s mapSides) wait(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
 	probes := []runtime.Object{mapPod("probe", nil, nil), mapDeployment("probe", 1, map[string]string{"tier": "frontend"}),
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe"}}, mapService("probe", nil)}
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe", Labels: map[string]string{"team": "probe"}}}, mapService("probe", nil)}
 	ok := func(ns string) error {
 		for _, probe := range probes {
 			got, err := createObject(ctx, ns, probe, true)
@@ -197,9 +232,9 @@ func waitForMAPs(t *testing.T) {
 				return err
 			}
 			js, _ := json.Marshal(got)
-			for _, want := range []string{`"proxy"`, `"example.com/containers"`, `"replicas":3`, `"managed-by":"mapdiff"`, `"mesh":"on"`,
+			for _, want := range []string{`"proxy"`, `"example.com/containers"`, `"replicas":3`, `"managed-by":"mapdiff"`, `"mesh":"on"`, `"example.com/bound":"yes"`,
 				`"example.com/region":"eu-west"`, `"tier":"standard"`, `"example.com/owner":"platform"`} {
-				if kindHas(got, want) && !bytes.Contains(js, []byte(want)) {
+				if kindHas(got, want, s.params) && !bytes.Contains(js, []byte(want)) {
 					return fmt.Errorf("%s: %s not yet in %s", ns, want, js)
 				}
 			}
@@ -208,8 +243,8 @@ func waitForMAPs(t *testing.T) {
 	}
 	var err error
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
-		if err = ok("map-native"); err == nil {
-			if err = ok("map-tollgate"); err == nil {
+		if err = ok(s.native); err == nil {
+			if err = ok(s.tollgate); err == nil {
 				return
 			}
 		}
@@ -218,8 +253,9 @@ func waitForMAPs(t *testing.T) {
 }
 
 // mutatedByPolicies tells whether a stored object bears the mark of the
-// policy that always changes its kind.
-func mutatedByPolicies(obj map[string]any) bool {
+// policy that always changes its kind (params: of the policies with params
+// too).
+func mutatedByPolicies(obj map[string]any, params bool) bool {
 	meta, _ := obj["metadata"].(map[string]any)
 	labels, _ := meta["labels"].(map[string]any)
 	annotations, _ := meta["annotations"].(map[string]any)
@@ -227,33 +263,41 @@ func mutatedByPolicies(obj map[string]any) bool {
 	case "Pod":
 		return annotations["example.com/containers"] != nil
 	case "Service":
-		return annotations["mesh"] == "on" && labels["tier"] == "standard" && labels["example.com/owner"] == "platform" && labels["never"] == nil
+		return annotations["mesh"] == "on" && labels["never"] == nil &&
+			(!params || labels["tier"] == "standard" && labels["example.com/owner"] == "platform")
 	case "Deployment":
-		return labels["managed-by"] == "mapdiff" && annotations["example.com/region"] == "eu-west"
+		return labels["managed-by"] == "mapdiff" && (!params || annotations["example.com/region"] == "eu-west")
 	default:
 		return labels["managed-by"] == "mapdiff"
 	}
 }
 
-// kindHas tells whether a probe of got's kind must show want.
-func kindHas(got map[string]any, want string) bool {
+// kindHas tells whether a probe of got's kind must show want (params: the
+// marks of the policies with params too).
+func kindHas(got map[string]any, want string, params bool) bool {
+	if !params && (want == `"example.com/region":"eu-west"` || want == `"tier":"standard"` || want == `"example.com/owner":"platform"`) {
+		return false
+	}
 	switch got["kind"] {
 	case "Pod":
 		return want == `"proxy"` || want == `"example.com/containers"`
 	case "Deployment":
 		return want == `"replicas":3` || want == `"managed-by":"mapdiff"` || want == `"example.com/region":"eu-west"`
 	case "ConfigMap":
-		return want == `"managed-by":"mapdiff"`
+		return want == `"managed-by":"mapdiff"` || want == `"example.com/bound":"yes"`
 	case "Service":
 		return want == `"mesh":"on"` || want == `"tier":"standard"` || want == `"example.com/owner":"platform"`
 	}
 	return false
 }
 
-// mapGone succeeds once the apiserver no longer calls map-tollgate.
-func mapGone(ctx context.Context) error {
-	_, err := cluster.client.CoreV1().Services("map-tollgate").Create(ctx, mapService("gone", nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-	return err
+// mapGone succeeds once the apiserver no longer calls the tollgate bound
+// to ns.
+func mapGone(ns string) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		_, err := cluster.client.CoreV1().Services(ns).Create(ctx, mapService("gone", nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	}
 }
 
 // createObject creates obj in ns (as a dry run when dry) and returns what

@@ -11,89 +11,91 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// VAPWebhook is one webhook entry of a ValidatingAdmissionPolicy: the
-// bindings whose selectors are the same. The entry carries those selectors,
-// ANDed with the policy's, so that the apiserver applies them before it
-// calls tollgate, which then needs no namespace labels to apply them.
-type VAPWebhook struct {
+// BindingWebhook is one webhook entry of a ValidatingAdmissionPolicy or a
+// MutatingAdmissionPolicy: the bindings whose selectors are the same. The
+// entry carries those selectors, ANDed with the policy's, so that the
+// apiserver applies them before it calls tollgate, which then needs no
+// namespace labels to apply them.
+type BindingWebhook struct {
 	// NamespaceSelector and ObjectSelector are the policy's matchConstraints
 	// selectors and the bindings' matchResources selectors, combined.
 	NamespaceSelector *metav1.LabelSelector
 	ObjectSelector    *metav1.LabelSelector
-	// Group answers on the entry's path, /validate/<policy>/<first binding>:
-	// the policy with these bindings only, and without the selectors the
-	// apiserver has already applied. Its webhook is named
-	// <first binding>.binding.vap.tollgate.dev.
+	// Group answers on the entry's path, /validate/<policy>/<first binding>
+	// (/mutate/ for a MutatingAdmissionPolicy): the policy with these
+	// bindings only, and without the selectors the apiserver has already
+	// applied. Its webhook is named <first binding>.binding.vap.tollgate.dev
+	// (.binding.map. for a MutatingAdmissionPolicy).
 	Group *Group
 }
 
-// webhookSuffix ends the name of every binding's webhook entry.
-const webhookSuffix = ".binding.vap.tollgate.dev"
+// namedBinding is what bindingWebhooks reads of a binding of either kind
+// but its matchResources.
+type namedBinding interface {
+	GetName() string
+}
 
-// vapWebhooks splits a ValidatingAdmissionPolicy's bindings by their
-// selectors, in load order: one webhook entry per distinct pair of
-// namespaceSelector and objectSelector. A policy without bindings has none:
-// it never applies.
-func vapWebhooks(p *Policy) []*VAPWebhook {
-	var out []*VAPWebhook
+// bindingWebhooks splits a policy's bindings by their selectors, in load
+// order: one webhook entry per distinct pair of namespaceSelector and
+// objectSelector. A policy without bindings has none: it never applies.
+// mc is the policy's matchConstraints, match reads a binding's
+// matchResources, and serve makes a copy of p the policy served on an
+// entry's path, with the entry's bindings.
+func bindingWebhooks[B namedBinding](p *Policy, kind GroupKind, mc *admissionregistrationv1.MatchResources, bindings []B,
+	match func(B) *admissionregistrationv1.MatchResources, serve func(served *Policy, bindings []B)) []*BindingWebhook {
+	var out []*BindingWebhook
 	byKey := map[string]int{}
-	var bindings [][]*admissionregistrationv1.ValidatingAdmissionPolicyBinding
-	for _, b := range p.VAP.Bindings {
-		ns, obj := bindingSelectors(b)
+	var split [][]B
+	for _, b := range bindings {
+		var ns, obj *metav1.LabelSelector
+		if m := match(b); m != nil {
+			ns, obj = m.NamespaceSelector, m.ObjectSelector
+		}
 		k, _ := json.Marshal([]*metav1.LabelSelector{ns, obj})
 		i, ok := byKey[string(k)]
 		if !ok {
 			i = len(out)
 			byKey[string(k)] = i
-			mc := p.VAP.Policy.Spec.MatchConstraints
-			out = append(out, &VAPWebhook{
+			out = append(out, &BindingWebhook{
 				NamespaceSelector: AndSelectors(mc.NamespaceSelector, ns),
 				ObjectSelector:    AndSelectors(mc.ObjectSelector, obj),
 			})
-			bindings = append(bindings, nil)
+			split = append(split, nil)
 		}
-		bindings[i] = append(bindings[i], b)
+		split[i] = append(split[i], b)
 	}
 	for i, w := range out {
+		first := split[i][0].GetName()
 		served := *p
-		served.VAP = p.VAP.selected(bindings[i])
-		first := bindings[i][0].Name
+		serve(&served, split[i])
 		w.Group = &Group{
 			ID:            p.Name() + "/" + first,
-			Kind:          GroupVAP,
-			Action:        ActionValidate,
+			Kind:          kind,
+			Action:        kind.Action(),
 			FailurePolicy: p.Spec.FailurePolicy,
 			Policies:      []*Policy{&served},
-			webhookName:   bindingWebhookName(first),
+			webhookName:   bindingWebhookName(first, kind),
 		}
 	}
 	return out
 }
 
-func bindingSelectors(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) (ns, obj *metav1.LabelSelector) {
-	if m := b.Spec.MatchResources; m != nil {
-		return m.NamespaceSelector, m.ObjectSelector
+// withoutSelectors copies bindings, with selectors that select everything:
+// on a binding's path the apiserver has applied them.
+func withoutSelectors[B interface{ DeepCopy() B }](bindings []B, match func(B) *admissionregistrationv1.MatchResources) []B {
+	out := make([]B, len(bindings))
+	for i, b := range bindings {
+		out[i] = b.DeepCopy()
+		clearSelectors(match(out[i]))
 	}
-	return nil, nil
+	return out
 }
 
-// selected is the policy with only the given bindings, whose selectors, as
-// the policy's, the apiserver has applied: they select everything here.
-func (v *VAP) selected(bindings []*admissionregistrationv1.ValidatingAdmissionPolicyBinding) *VAP {
-	out := *v
-	out.Policy = v.Policy.DeepCopy()
-	if mc := out.Policy.Spec.MatchConstraints; mc != nil {
-		mc.NamespaceSelector, mc.ObjectSelector = &metav1.LabelSelector{}, &metav1.LabelSelector{}
+// clearSelectors makes m's selectors select everything.
+func clearSelectors(m *admissionregistrationv1.MatchResources) {
+	if m != nil {
+		m.NamespaceSelector, m.ObjectSelector = &metav1.LabelSelector{}, &metav1.LabelSelector{}
 	}
-	out.Bindings = make([]*admissionregistrationv1.ValidatingAdmissionPolicyBinding, len(bindings))
-	for i, b := range bindings {
-		c := b.DeepCopy()
-		if m := c.Spec.MatchResources; m != nil {
-			m.NamespaceSelector, m.ObjectSelector = &metav1.LabelSelector{}, &metav1.LabelSelector{}
-		}
-		out.Bindings[i] = c
-	}
-	return &out
 }
 
 // AndSelectors is one label selector that matches exactly what both match
@@ -137,7 +139,8 @@ func sortedKeys(m map[string]string) []string {
 // bindingWebhookName names a binding's webhook entry, shortened with a hash
 // of the binding's name when the whole would be longer than the apiserver
 // allows (253 characters, 63 per label).
-func bindingWebhookName(binding string) string {
+func bindingWebhookName(binding string, kind GroupKind) string {
+	webhookSuffix := ".binding." + string(kind) + ".tollgate.dev"
 	long := len(binding)+len(webhookSuffix) > 253
 	for _, label := range strings.Split(binding, ".") {
 		long = long || len(label) > 63
