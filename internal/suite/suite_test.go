@@ -171,7 +171,7 @@ func TestRunMessages(t *testing.T) {
 		t.Errorf("message of a failed validation = %q, want it to name the label", m)
 	}
 	// A custom kind without its CRD is checked, its resource guessed and said.
-	if m := checks[len(checks)-1].Message; m != "does not match the request" {
+	if m := checks[len(checks)-1].Message; m != "the policy does not apply to this resource: does not match the request" {
 		t.Errorf("message of a custom kind no policy matches = %q", m)
 	}
 	want := `monitoring.coreos.com/v1 ServiceMonitor: not a built-in kind, and no CustomResourceDefinition given for it (--crd); taken as namespaced resource "servicemonitors"`
