@@ -162,11 +162,3 @@ func (e *Engine) matching(g *policy.Group, req *admission.Request, labels, oldLa
 // namespace returns the request's namespace object when the engine knows
 // namespaces, nil otherwise or for cluster-scoped requests.
 func (e *Engine) namespace(name string) *corev1.Namespace { return e.namespaces.Lookup(name) }
-
-func names(ps []*policy.Policy) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = p.Name()
-	}
-	return out
-}

@@ -83,9 +83,9 @@ func (e *Engine) conditions(ctx context.Context, p *policy.Policy, req *admissio
 	}
 	var ci *cel.Input
 	if changed {
-		cur, err := cel.ObjectFromJSON(doc)
-		if err != nil {
-			return "", err
+		cur, jerr := cel.ObjectFromJSON(doc)
+		if jerr != nil {
+			return "", jerr
 		}
 		ci, err = in.celFor(req, cur, ns)
 	} else {
