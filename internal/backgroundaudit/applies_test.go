@@ -12,7 +12,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/audit"
 	"github.com/tollgate-dev/tollgate/internal/engine"
-	"github.com/tollgate-dev/tollgate/internal/policy"
+	"github.com/tollgate-dev/tollgate/internal/engine/enginetest"
 )
 
 // TestReportedApplies builds the results of stored ConfigMaps as the
@@ -22,15 +22,8 @@ import (
 // namespace) leaves no result, never a pass; an object no policy applies
 // to leaves no report entry.
 func TestReportedApplies(t *testing.T) {
-	set, err := policy.LoadPath("../engine/testdata/applies.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	namespaces := policy.Namespaces(func(name string) (*corev1.Namespace, bool) {
-		labels := map[string]map[string]string{"team-a": {"team": "a"}, "team-b": {"team": "b"}}[name]
-		return policy.NamespaceOf(name, labels), labels != nil
-	})
-	eng := engine.New(set, engine.Options{Namespaces: namespaces})
+	eng := enginetest.Applies(t)
+	set := eng.Set()
 	depends := audit.Dependences(set)
 	cm := audit.Resource{GVR: corev1.SchemeGroupVersion.WithResource("configmaps"), Kind: "ConfigMap", Namespaced: true}
 	stored := func(ns string, labels map[string]string) *unstructured.Unstructured {

@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
-	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/engine/enginetest"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -20,15 +20,8 @@ import (
 // policy with no binding, whose binding does not select the namespace or
 // object, or whose match conditions are false is not counted as allowing.
 func TestPolicyDecisionsApplies(t *testing.T) {
-	set, err := policy.LoadPath("../engine/testdata/applies.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	namespaces := policy.Namespaces(func(name string) (*corev1.Namespace, bool) {
-		labels := map[string]map[string]string{"team-a": {"team": "a"}, "team-b": {"team": "b"}}[name]
-		return policy.NamespaceOf(name, labels), labels != nil
-	})
-	eng := engine.New(set, engine.Options{Namespaces: namespaces})
+	eng := enginetest.Applies(t)
+	set := eng.Set()
 	m := New()
 	review := func(ns string, labels map[string]string, data map[string]string) {
 		meta := map[string]any{"name": "settings", "namespace": ns}
