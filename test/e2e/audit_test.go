@@ -140,7 +140,7 @@ func TestAudit(t *testing.T) {
 		if code != 1 {
 			t.Fatalf("%v: exit %d, want 1 (something fails): %s", format.flags, code, stderr)
 		}
-		var r report.PolicyReport
+		var r report.Report
 		if err := json.Unmarshal([]byte(out), &r); err != nil {
 			t.Fatalf("%v: %s", err, out)
 		}

@@ -8,11 +8,11 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/offline"
 )
 
-// PolicyReport is a report of either format: an openreports.io/v1alpha1
+// Report is a report of either format: an openreports.io/v1alpha1
 // Report or a wgpolicyk8s.io/v1alpha2 PolicyReport, whose summaries and
 // results have the same shape (Policy Reporter reads both); openreports has
 // a report-level source besides.
-type PolicyReport struct {
+type Report struct {
 	APIVersion string   `json:"apiVersion"`
 	Kind       string   `json:"kind"`
 	Metadata   Metadata `json:"metadata"`
@@ -59,7 +59,7 @@ type Result struct {
 	Timestamp *Timestamp `json:"timestamp,omitempty"`
 }
 
-// Timestamp is a PolicyReport result's time (metav1.Timestamp's shape).
+// Timestamp is a report result's time (metav1.Timestamp's shape).
 type Timestamp struct {
 	Seconds int64 `json:"seconds"`
 	Nanos   int32 `json:"nanos"`
@@ -84,8 +84,8 @@ const ManifestPolicy = "tollgate/manifest"
 // there, which neither pass nor skip would say; the table lists it on
 // request. A skip by a PolicyException, or of a policy whose verdict
 // depends on the request (audit), is a result.
-func Build(findings []offline.Finding, format Format) *PolicyReport {
-	r := &PolicyReport{
+func Build(findings []offline.Finding, format Format) *Report {
+	r := &Report{
 		APIVersion: format.APIVersion(), Kind: format.Kind(false), Metadata: Metadata{Name: "tollgate-check"},
 		Source: format.Source(), Results: []Result{},
 	}
