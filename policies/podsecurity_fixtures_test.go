@@ -62,7 +62,7 @@ func TestPodSecurityFixturesCheck(t *testing.T) {
 			if code != 1 {
 				t.Fatalf("exit %d, want 1 (some fixtures denied)\n%s", code, stderr.String())
 			}
-			var r report.PolicyReport
+			var r report.Report
 			if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
 				t.Fatalf("%v\n%s", err, stdout.String())
 			}

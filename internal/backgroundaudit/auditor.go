@@ -13,21 +13,17 @@ package backgroundaudit
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/tollgate-dev/tollgate/internal/audit"
@@ -254,64 +250,6 @@ func (a *auditor) follow(ctx context.Context, resources []audit.Resource) error 
 	return nil
 }
 
-func (a *auditor) watch(ctx context.Context, r audit.Resource, audited bool) (*watched, error) {
-	handle := func(w *watched) cache.ResourceEventHandler {
-		return cache.ResourceEventHandlerFuncs{
-			AddFunc: func(obj any) { a.event(w, obj, nil) },
-			UpdateFunc: func(old, cur any) {
-				o, _ := old.(*unstructured.Unstructured)
-				c, _ := cur.(*unstructured.Unstructured)
-				if changed(o, c) {
-					a.event(w, cur, o)
-				}
-			},
-			DeleteFunc: func(obj any) { a.event(w, obj, nil) },
-		}
-	}
-	w, err := watch(ctx, a.cfg.Client, r, audited, handle, a.watchFailed)
-	if err != nil {
-		return nil, fmt.Errorf("background audit: watch %s: %w", r.GVR.GroupResource(), err)
-	}
-	return w, nil
-}
-
-// event queues the object for evaluation; for a Namespace whose labels
-// changed, every object in it (namespaceSelectors read them).
-func (a *auditor) event(w *watched, obj any, old *unstructured.Unstructured) {
-	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-	if err != nil {
-		return
-	}
-	if w.audited.Load() {
-		a.objects.Add(objectKey(w.resource.GVR, key))
-	}
-	if w.resource.GVR != namespacesResource.GVR {
-		return
-	}
-	cur, ok := obj.(*unstructured.Unstructured)
-	if !ok || old == nil || maps.Equal(old.GetLabels(), cur.GetLabels()) {
-		return
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, x := range a.watching {
-		if x.audited.Load() && x.resource.Namespaced {
-			for _, k := range x.keysIn(cur.GetName()) {
-				a.objects.Add(k)
-			}
-		}
-	}
-}
-
-// watchFailed reports a resource tollgate cannot list or watch: logged
-// with what to grant, and counted, never a silently empty report.
-func (a *auditor) watchFailed(w *watched, err error) {
-	gr := w.resource.GVR.GroupResource().String()
-	a.cfg.Metrics.BackgroundAuditUnreadable(gr, true)
-	a.cfg.Log.Error("background audit: cannot list or watch a resource the policies match; its objects are missing from the reports until tollgate's ClusterRole grants get, list and watch on it (chart value backgroundAudit.resources)",
-		slog.String("resource", gr), slog.Any("error", err))
-}
-
 // settle waits until every informer has read its objects or failed to.
 func (a *auditor) settle(ctx context.Context) error {
 	for {
@@ -372,82 +310,6 @@ func (a *auditor) stopAll() {
 	for _, w := range a.watching {
 		w.stop()
 	}
-}
-
-// work evaluates queued objects until the queue shuts down.
-func (a *auditor) work(ctx context.Context) {
-	for {
-		key, shutdown := a.objects.Get()
-		if shutdown {
-			return
-		}
-		a.inflight.Add(1)
-		if err := a.evaluate(ctx, key); err != nil {
-			a.cfg.Log.Error("background audit", slog.String("object", key), slog.Any("error", err))
-		}
-		a.objects.Done(key)
-		a.inflight.Add(-1)
-	}
-}
-
-// evaluate decides one object again and marks its namespace when its
-// results changed.
-func (a *auditor) evaluate(ctx context.Context, key string) error {
-	gvr, storeKey, err := splitKey(key)
-	if err != nil {
-		return err
-	}
-	a.mu.Lock()
-	w := a.watching[gvr]
-	a.mu.Unlock()
-	var obj any
-	exists := false
-	if w != nil && w.audited.Load() {
-		if obj, exists, err = w.informer.GetStore().GetByKey(storeKey); err != nil {
-			return err
-		}
-	}
-	u, ok := obj.(*unstructured.Unstructured)
-	if !exists || !ok {
-		if ns, ok := a.results.remove(key); ok {
-			a.flush.mark(ns)
-		}
-		return nil
-	}
-	u = u.DeepCopy()
-	st := a.state.Load()
-	f, keep := reported(audit.Evaluate(ctx, st.eng, w.resource, u, st.depends))
-	// The informer holds the object; a report names it, with its uid.
-	f.Object.JSON = []byte(`{"metadata":{"uid":` + strconv.Quote(string(u.GetUID())) + `}}`)
-	if !keep {
-		if ns, ok := a.results.remove(key); ok {
-			a.flush.mark(ns)
-		}
-		return nil
-	}
-	if a.results.set(key, entry{namespace: u.GetNamespace(), uid: u.GetUID(), finding: f}) {
-		a.flush.mark(u.GetNamespace())
-	}
-	return nil
-}
-
-// namespace serves engine.Options.Namespaces from the audit's informer.
-func (a *auditor) namespace(name string) (*corev1.Namespace, bool) {
-	a.mu.Lock()
-	w := a.namespaces
-	a.mu.Unlock()
-	if w == nil {
-		return nil, false
-	}
-	obj, ok, err := w.informer.GetStore().GetByKey(name)
-	if err != nil || !ok {
-		return nil, false
-	}
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return nil, false
-	}
-	return policy.NamespaceOf(name, u.GetLabels()), true
 }
 
 func keysOf(m map[string]bool) []string { return slices.Collect(maps.Keys(m)) }

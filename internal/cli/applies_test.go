@@ -33,7 +33,7 @@ func rows(table string) map[string]bool {
 
 // TestCheckNotApplicable: check gives no result, and never pass, for a
 // policy that does not apply to a manifest; --show-skipped lists it as
-// skip with the reason; the PolicyReport leaves it out.
+// skip with the reason; the -o json report leaves it out.
 func TestCheckNotApplicable(t *testing.T) {
 	args := []string{"check", "-c", applies("policies.yaml"), "-f", applies("configmaps.yaml"), "--namespaces", applies("namespaces.yaml")}
 	code, out, errs := run(args...)
@@ -95,11 +95,11 @@ func TestCheckNotApplicable(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	if report.Summary["skip"] != 0 || report.Summary["pass"] != 3 || report.Summary["fail"] != 5 || len(report.Results) != 8 {
-		t.Errorf("PolicyReport: summary %v, %d results; want 3 pass, 5 fail, nothing else", report.Summary, len(report.Results))
+		t.Errorf("report: summary %v, %d results; want 3 pass, 5 fail, nothing else", report.Summary, len(report.Results))
 	}
 	for _, r := range report.Results {
 		if r.Result == "skip" || r.Policy == "vap-unbound" || r.Resources[0]["namespace"] == "kube-system" {
-			t.Errorf("PolicyReport result of a policy that does not apply: %+v", r)
+			t.Errorf("report result of a policy that does not apply: %+v", r)
 		}
 	}
 }
@@ -216,7 +216,7 @@ func apiserver(t *testing.T) string {
 // TestAuditNotApplicable: tollgate audit, against a cluster holding the
 // same ConfigMaps, reports no result for a policy that does not apply to a
 // stored object, lists it as skip with the reason on request, and leaves it
-// out of the PolicyReport.
+// out of the -o json report.
 func TestAuditNotApplicable(t *testing.T) {
 	args := []string{"audit", "--kubeconfig", apiserver(t), "-c", applies("policies.yaml")}
 	code, out, errs := run(args...)
@@ -261,6 +261,6 @@ func TestAuditNotApplicable(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	if report.Summary["skip"] != 0 || report.Summary["pass"] != 0 || report.Summary["fail"] != 5 || len(report.Results) != 5 {
-		t.Errorf("PolicyReport: summary %v, %d results; want 5 fail, nothing else\n%s", report.Summary, len(report.Results), out)
+		t.Errorf("report: summary %v, %d results; want 5 fail, nothing else\n%s", report.Summary, len(report.Results), out)
 	}
 }

@@ -14,15 +14,13 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/kubeclient"
 	"github.com/tollgate-dev/tollgate/internal/policy"
-	"github.com/tollgate-dev/tollgate/internal/report"
 )
 
 type auditOptions struct {
-	kubeconfig  string
-	config      string
-	output      string
-	showSkipped bool
-	namespace   string
+	kubeconfig string
+	config     string
+	report     reportOptions
+	namespace  string
 }
 
 func newAuditCommand() *cobra.Command {
@@ -41,15 +39,14 @@ func newAuditCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster)")
 	f.StringVarP(&o.config, "config", "c", "", policyFlagHelp)
-	f.StringVarP(&o.output, "output", "o", "table", "table, json or yaml (json and yaml are a wgpolicyk8s.io/v1alpha2 PolicyReport)")
-	f.BoolVar(&o.showSkipped, "show-skipped", false, "list policies that do not apply to an object in the table")
+	o.report.addFlags(f, "an object")
 	f.StringVar(&o.namespace, "namespace", "", "tollgate's own namespace, exempt like the system namespaces")
 	return cmd
 }
 
 func (o *auditOptions) run(cmd *cobra.Command) error {
-	if o.output != "table" && o.output != "json" && o.output != "yaml" {
-		return usageError(fmt.Errorf("--output %q: want table, json or yaml", o.output))
+	if err := o.report.validate(); err != nil {
+		return err
 	}
 	set, err := policy.Load(o.config)
 	if err != nil {
@@ -87,7 +84,7 @@ func (o *auditOptions) run(cmd *cobra.Command) error {
 		return usageError(err)
 	}
 	out := cmd.OutOrStdout()
-	if err := writeReport(out, report.Build(findings), o.output, report.TableOptions{Colour: isTerminal(out), ShowSkipped: o.showSkipped}); err != nil {
+	if err := o.report.write(out, findings); err != nil {
 		return err
 	}
 	return findingsExit(findings)

@@ -1,15 +1,12 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/engine"
@@ -28,9 +25,8 @@ type checkOptions struct {
 	namespacesFile   string
 	user             string
 	groups           []string
-	output           string
+	report           reportOptions
 	showPatches      bool
-	showSkipped      bool
 	namespace        string
 	defaultNamespace string
 	params           []string
@@ -57,9 +53,8 @@ func newCheckCommand() *cobra.Command {
 	f.StringVar(&o.namespacesFile, "namespaces", "", "file of Namespace objects whose labels namespaceSelectors see")
 	f.StringVar(&o.user, "user", "", "request.userInfo.username")
 	f.StringSliceVar(&o.groups, "groups", nil, "request.userInfo.groups")
-	f.StringVarP(&o.output, "output", "o", "table", "table, json or yaml (json and yaml are a wgpolicyk8s.io/v1alpha2 PolicyReport)")
+	o.report.addFlags(f, "a resource")
 	f.BoolVar(&o.showPatches, "show-patches", false, "print what mutation would change, as a unified diff")
-	f.BoolVar(&o.showSkipped, "show-skipped", false, "list policies that do not apply to a resource in the table")
 	f.StringVar(&o.namespace, "namespace", "", "tollgate's own namespace, exempt like the system namespaces")
 	f.StringVar(&o.defaultNamespace, "default-namespace", "default", "namespace of namespaced manifests that name none")
 	f.StringArrayVar(&o.params, "params", nil, paramsFlagHelp)
@@ -83,8 +78,8 @@ func (o *checkOptions) run(cmd *cobra.Command) error {
 	if op != admission.Create && op != admission.Update && op != admission.Delete {
 		return usageError(fmt.Errorf("--operation %q: want CREATE, UPDATE or DELETE", o.operation))
 	}
-	if o.output != "table" && o.output != "json" && o.output != "yaml" {
-		return usageError(fmt.Errorf("--output %q: want table, json or yaml", o.output))
+	if err := o.report.validate(); err != nil {
+		return err
 	}
 	set, err := policy.Load(o.config)
 	if err != nil {
@@ -125,7 +120,7 @@ func (o *checkOptions) run(cmd *cobra.Command) error {
 	warnInput(cmd.ErrOrStderr(), kinds, offline.Duplicates(objs, kinds, o.defaultNamespace))
 	fieldWarnings(cmd.ErrOrStderr(), findings)
 	out := cmd.OutOrStdout()
-	if err := writeReport(out, report.Build(findings), o.output, report.TableOptions{Colour: isTerminal(out), ShowSkipped: o.showSkipped}); err != nil {
+	if err := o.report.write(out, findings); err != nil {
 		return err
 	}
 	if o.showPatches {
@@ -160,35 +155,4 @@ func findingsExit(findings []offline.Finding) error {
 		}
 	}
 	return nil
-}
-
-func writeReport(w io.Writer, r *report.PolicyReport, format string, opts report.TableOptions) error {
-	switch format {
-	case "json":
-		b, err := json.MarshalIndent(r, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
-		return err
-	case "yaml":
-		b, err := yaml.Marshal(r)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
-		return err
-	default:
-		return report.Table(w, r, opts)
-	}
-}
-
-// isTerminal is true when w is a character device and NO_COLOR is unset.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok || os.Getenv("NO_COLOR") != "" {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }

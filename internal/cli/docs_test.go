@@ -2,9 +2,12 @@ package cli
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 // The flag tables in docs/ give defaults by hand: each default written
@@ -47,5 +50,47 @@ func TestDocumentedFlagDefaults(t *testing.T) {
 		if checked == 0 {
 			t.Errorf("%s: no flag rows found", c.doc)
 		}
+	}
+}
+
+// TestDocumentedFlagsExist: a flag the docs name on its own (a code span
+// that starts with it, as `--reports-api wgpolicyk8s`) is a flag of some
+// tollgate command; other tools' flags the docs name so are listed here.
+func TestDocumentedFlagsExist(t *testing.T) {
+	others := map[string]string{
+		"create-namespace":          "helm install",
+		"set":                       "helm install",
+		"enable-aggregator-routing": "kube-apiserver",
+	}
+	known := map[string]bool{}
+	for _, cmd := range NewRootCommand().Commands() {
+		cmd.Flags().VisitAll(func(f *pflag.Flag) { known[f.Name] = true })
+		cmd.InheritedFlags().VisitAll(func(f *pflag.Flag) { known[f.Name] = true })
+	}
+	if !known["reports-api"] || !known["kubeconfig"] {
+		t.Fatalf("the commands' flags were not read: %d", len(known))
+	}
+	span := regexp.MustCompile("`--([a-z][a-z0-9-]*)")
+	docs, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, doc := range append(docs, "../../README.md") {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			for _, m := range span.FindAllStringSubmatch(line, -1) {
+				checked++
+				if !known[m[1]] && others[m[1]] == "" {
+					t.Errorf("%s:%d: --%s is no flag of any tollgate command", doc, i+1, m[1])
+				}
+			}
+		}
+	}
+	if checked < 20 {
+		t.Errorf("only %d flags found in the docs", checked)
 	}
 }

@@ -128,7 +128,7 @@ tollgate_policy_exceptions_used_total{exception="legacy-apps",policy="require-te
 		if code != exitDenied {
 			t.Fatalf("exit %d, want %d: %s", code, exitDenied, stderr)
 		}
-		var r report.PolicyReport
+		var r report.Report
 		if err := json.Unmarshal([]byte(out), &r); err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 	"github.com/tollgate-dev/tollgate/internal/suite"
@@ -58,6 +60,7 @@ func TestCheck(t *testing.T) {
 		{"update with old", []string{"check", "-f", good, "--operation", "UPDATE", "--old", good}, 0, []string{"1 pass"}, nil},
 		{"bad operation", []string{"check", "-f", good, "--operation", "PATCH"}, 2, nil, nil},
 		{"bad output", []string{"check", "-f", good, "-o", "xml"}, 2, nil, nil},
+		{"bad reports API", []string{"check", "-f", good, "-o", "json", "--reports-api", "kyverno"}, 2, []string{`--reports-api: unknown reports API "kyverno"`}, nil},
 		{"no manifests", []string{"check"}, 2, nil, nil},
 		{"unknown flag", []string{"check", "--nope"}, 2, nil, nil},
 	}
@@ -90,42 +93,65 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// TestCheckPolicyReport: -o json and -o yaml write the report in the
+// background audit's format, openreports by default and wgpolicyk8s with
+// --reports-api, with the same summary and results either way.
 func TestCheckPolicyReport(t *testing.T) {
 	dir := t.TempDir()
 	both := write(t, dir, "both.yaml", pods+"---\napiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n")
 	if code, out, errs := run("check", "-f", both); code != 1 || !strings.Contains(out, "1 pass, 1 fail, 0 warn, 0 error") || !strings.Contains(errs, "example.com/v1 Widget") {
 		t.Errorf("exit %d, want 1 for a custom kind no policy matches, its guess said\n%s%s", code, out, errs)
 	}
-	code, out, _ := run("check", "-f", both, "-o", "json", "--strict-kinds")
-	if code != 2 {
-		t.Errorf("exit %d, want 2 for an unknown kind with --strict-kinds", code)
-	}
-	var r struct {
-		APIVersion string
-		Kind       string
-		Summary    map[string]int
-		Results    []struct {
-			Policy, Result, Message string
-			Resources               []map[string]string
-		}
-	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	if r.APIVersion != "wgpolicyk8s.io/v1alpha2" || r.Kind != "PolicyReport" {
-		t.Errorf("report is %s %s", r.APIVersion, r.Kind)
-	}
-	if r.Summary["pass"] != 1 || r.Summary["fail"] != 1 || r.Summary["error"] != 1 {
-		t.Errorf("summary %v", r.Summary)
-	}
-	var sawUnknown bool
-	for _, res := range r.Results {
-		if res.Result == "error" && strings.Contains(res.Message, "unknown kind example.com/v1 Widget") && res.Resources[0]["name"] == "w" {
-			sawUnknown = true
-		}
-	}
-	if !sawUnknown {
-		t.Errorf("the unknown kind is not reported: %s", out)
+	for _, tc := range []struct {
+		name             string
+		flags            []string
+		apiVersion, kind string
+		source           string
+	}{
+		{"json, default", []string{"-o", "json"}, "openreports.io/v1alpha1", "Report", "tollgate"},
+		{"yaml, default", []string{"-o", "yaml"}, "openreports.io/v1alpha1", "Report", "tollgate"},
+		{"json, openreports", []string{"-o", "json", "--reports-api", "openreports"}, "openreports.io/v1alpha1", "Report", "tollgate"},
+		{"json, wgpolicyk8s", []string{"-o", "json", "--reports-api", "wgpolicyk8s"}, "wgpolicyk8s.io/v1alpha2", "PolicyReport", ""},
+		{"yaml, wgpolicyk8s", []string{"-o", "yaml", "--reports-api=wgpolicyk8s"}, "wgpolicyk8s.io/v1alpha2", "PolicyReport", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, _ := run(append([]string{"check", "-f", both, "--strict-kinds"}, tc.flags...)...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2 for an unknown kind with --strict-kinds", code)
+			}
+			js, err := yaml.YAMLToJSON([]byte(out))
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			var r struct {
+				APIVersion string
+				Kind       string
+				Source     string
+				Summary    map[string]int
+				Results    []struct {
+					Policy, Result, Message string
+					Resources               []map[string]string
+				}
+			}
+			if err := json.Unmarshal(js, &r); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if r.APIVersion != tc.apiVersion || r.Kind != tc.kind || r.Source != tc.source {
+				t.Errorf("report is %s %s, source %q; want %s %s, source %q", r.APIVersion, r.Kind, r.Source, tc.apiVersion, tc.kind, tc.source)
+			}
+			if r.Summary["pass"] != 1 || r.Summary["fail"] != 1 || r.Summary["error"] != 1 {
+				t.Errorf("summary %v", r.Summary)
+			}
+			var sawUnknown bool
+			for _, res := range r.Results {
+				if res.Result == "error" && strings.Contains(res.Message, "unknown kind example.com/v1 Widget") && res.Resources[0]["name"] == "w" {
+					sawUnknown = true
+				}
+			}
+			if !sawUnknown {
+				t.Errorf("the unknown kind is not reported: %s", out)
+			}
+		})
 	}
 }
 

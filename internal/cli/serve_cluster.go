@@ -6,8 +6,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tollgate-dev/tollgate/internal/certs"
-	"github.com/tollgate-dev/tollgate/internal/policyreport"
 	"github.com/tollgate-dev/tollgate/internal/replica"
+	"github.com/tollgate-dev/tollgate/internal/report"
 )
 
 // clusterFlags are serve's flags for running with cluster access.
@@ -33,7 +33,7 @@ func clusterFlags(f *pflag.FlagSet, c *replica.ClusterConfig) {
 	f.DurationVar(&c.CAOverlap, "ca-overlap", time.Minute, "how long a new CA is trusted before it signs (CA rotation)")
 	f.DurationVar(&c.CertCheckInterval, "cert-check-interval", 30*time.Second, "how often the leader checks the certificates, and every replica re-reads the Secret while its certificate is due for renewal")
 	f.BoolVar(&c.BackgroundAudit, "background-audit", true, "with cluster access: the leader evaluates the stored objects the validating policies match and keeps the results as reports")
-	f.StringVar(&c.ReportsAPI, "reports-api", string(policyreport.DefaultAPI()), "the background audit's report API: openreports (openreports.io/v1alpha1 Report, ClusterReport) or wgpolicyk8s (wgpolicyk8s.io/v1alpha2 PolicyReport, ClusterPolicyReport)")
+	f.StringVar(&c.ReportsAPI, "reports-api", string(report.DefaultFormat()), "the background audit's report API: "+report.FormatFlagHelp)
 	f.DurationVar(&c.AuditWriteInterval, "audit-write-interval", 2*time.Second, "the least time between two writes of a namespace's reports")
 	f.DurationVar(&c.AuditRescanInterval, "audit-rescan-interval", 10*time.Minute, "how often the background audit evaluates every object again, catching what a watch missed")
 	f.DurationVar(&c.RegistrationResync, "registration-resync", time.Minute, "how often the leader re-applies the webhook configurations without an event")

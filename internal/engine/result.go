@@ -5,7 +5,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
-// Outcome is what one policy made of one request, in PolicyReport's words.
+// Outcome is what one policy made of one request, in the words of policy reports.
 type Outcome string
 
 // The outcomes of a policy for a request.

@@ -33,9 +33,6 @@ const (
 	maxMessageBytes   = 4096
 )
 
-// Source names tollgate as the producer of the reports and their results.
-const Source = "tollgate"
-
 // body is what a report holds besides its metadata, in the JSON shape both
 // APIs share. Source is the report-level field only openreports has.
 type body struct {
@@ -122,10 +119,8 @@ func split(rs []report.Result, max int, api API) ([]body, error) {
 	if len(cur.Results) > 0 {
 		parts = append(parts, cur)
 	}
-	if api == OpenReports {
-		for i := range parts {
-			parts[i].Source = Source
-		}
+	for i := range parts {
+		parts[i].Source = api.Source()
 	}
 	return parts, nil
 }

@@ -78,7 +78,7 @@ func (w *Writer) Sync(ctx context.Context, namespace string, findings []offline.
 			return 0, fmt.Errorf("report of namespace %q cannot hold %s", namespace, f.Object)
 		}
 	}
-	k := w.api.kindFor(namespace)
+	k := kindFor(w.api, namespace)
 	current, err := w.list(ctx, k, namespace)
 	if err != nil {
 		return 0, err
@@ -142,7 +142,7 @@ func (w *Writer) Sync(ctx context.Context, namespace string, findings []offline.
 // namespaces that no longer have findings.
 func (w *Writer) Existing(ctx context.Context) (map[string]int, error) {
 	out := map[string]int{}
-	ns, cl := w.api.kinds()
+	ns, cl := kinds(w.api)
 	for _, k := range []kind{ns, cl} {
 		items, err := w.list(ctx, k, metav1.NamespaceAll)
 		if err != nil {
@@ -184,7 +184,7 @@ func (w *Writer) list(ctx context.Context, k kind, namespace string) ([]unstruct
 // results the namespace's reports hold now, whose timestamps unchanged
 // results keep.
 func (w *Writer) build(namespace string, findings []offline.Finding, previous map[string]report.Result) ([]*unstructured.Unstructured, error) {
-	k := w.api.kindFor(namespace)
+	k := kindFor(w.api, namespace)
 	rs := results(findings)
 	stamp(rs, previous, w.now())
 	parts, err := split(rs, w.opts.MaxResultsPerReport, w.api)

@@ -15,9 +15,9 @@ import (
 // (the apiserver's ServiceAccount plugin mounting its token into the new
 // sidecar, on every injected Pod) finds the policy recorded and answers
 // without a patch: a third review per Pod create for nothing
-// (docs/performance.md measures it). What Never gives up is stated there
-// and in docs/serving.md: a change made after tollgate's webhook, such as
-// a label that would make another injection policy match, is not seen.
+// (docs/performance.md measures it). What Never gives up is stated in
+// docs/serving.md: a change made after tollgate's webhook, such as a label
+// that would make another injection policy match, is not seen.
 //
 // Label, annotation and CEL mutations are IfNeeded: what they write may
 // depend on anything in the object (every container, say), so they run

@@ -60,42 +60,86 @@ func findings(t *testing.T) []offline.Finding {
 }
 
 func TestBuild(t *testing.T) {
-	r := Build(findings(t))
-	if want := (Summary{Pass: 3, Fail: 1, Warn: 1, Error: 1, Skip: 1}); r.Summary != want {
-		t.Errorf("summary = %+v, want %+v", r.Summary, want)
+	for _, tc := range []struct {
+		format           Format
+		apiVersion, kind string
+		source           string
+		golden           string
+	}{
+		{OpenReports, "openreports.io/v1alpha1", "Report", "tollgate", "report-openreports.json"},
+		{WGPolicy, "wgpolicyk8s.io/v1alpha2", "PolicyReport", "", "report-wgpolicyk8s.json"},
+	} {
+		t.Run(string(tc.format), func(t *testing.T) {
+			r := Build(findings(t), tc.format)
+			if r.APIVersion != tc.apiVersion || r.Kind != tc.kind || r.Source != tc.source {
+				t.Errorf("report is %s %s, source %q; want %s %s, source %q", r.APIVersion, r.Kind, r.Source, tc.apiVersion, tc.kind, tc.source)
+			}
+			if want := (Summary{Pass: 3, Fail: 1, Warn: 1, Error: 1, Skip: 1}); r.Summary != want {
+				t.Errorf("summary = %+v, want %+v", r.Summary, want)
+			}
+			if len(r.Results) != 7 {
+				t.Fatalf("got %d results, want 7", len(r.Results))
+			}
+			job := r.Results[3].Resources[0]
+			if job.Name != "pi-" || job.Namespace != "batch" || job.APIVersion != "batch/v1" || job.Kind != "Job" {
+				t.Errorf("the Job's reference = %+v; want batch/v1 Job batch/pi- (its generateName)", job)
+			}
+			ns := r.Results[5].Resources[0]
+			if ns.Namespace != "" || ns.APIVersion != "v1" {
+				t.Errorf("the Namespace's reference = %+v", ns)
+			}
+			widget := r.Results[6]
+			if widget.Policy != ManifestPolicy || widget.Result != engine.Error || widget.Properties["file"] != "resources.yaml:38" {
+				t.Errorf("the unknown kind's result = %+v", widget)
+			}
+			js, err := json.MarshalIndent(r, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, filepath.Join("testdata", tc.golden), append(js, '\n'))
+		})
 	}
-	if len(r.Results) != 7 {
-		t.Fatalf("got %d results, want 7", len(r.Results))
-	}
-	job := r.Results[3].Resources[0]
-	if job.Name != "pi-" || job.Namespace != "batch" || job.APIVersion != "batch/v1" || job.Kind != "Job" {
-		t.Errorf("the Job's reference = %+v; want batch/v1 Job batch/pi- (its generateName)", job)
-	}
-	ns := r.Results[5].Resources[0]
-	if ns.Namespace != "" || ns.APIVersion != "v1" {
-		t.Errorf("the Namespace's reference = %+v", ns)
-	}
-	widget := r.Results[6]
-	if widget.Policy != ManifestPolicy || widget.Result != engine.Error || widget.Properties["file"] != "resources.yaml:38" {
-		t.Errorf("the unknown kind's result = %+v", widget)
-	}
-	js, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden.Check(t, filepath.Join("testdata", "policyreport.json"), append(js, '\n'))
 }
 
 // TestBuildEmpty: no findings is a report with an empty list of results, not
-// null: readers of PolicyReports index results.
+// null: readers of reports index results.
 func TestBuildEmpty(t *testing.T) {
-	js, err := json.Marshal(Build(nil))
-	if err != nil {
-		t.Fatal(err)
+	for format, want := range map[Format]string{
+		OpenReports: `{"apiVersion":"openreports.io/v1alpha1","kind":"Report","metadata":{"name":"tollgate-check"},"source":"tollgate","summary":{"pass":0,"fail":0,"warn":0,"error":0,"skip":0},"results":[]}`,
+		WGPolicy:    `{"apiVersion":"wgpolicyk8s.io/v1alpha2","kind":"PolicyReport","metadata":{"name":"tollgate-check"},"summary":{"pass":0,"fail":0,"warn":0,"error":0,"skip":0},"results":[]}`,
+	} {
+		js, err := json.Marshal(Build(nil, format))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(js) != want {
+			t.Errorf("%s:\ngot  %s\nwant %s", format, js, want)
+		}
 	}
-	want := `{"apiVersion":"wgpolicyk8s.io/v1alpha2","kind":"PolicyReport","metadata":{"name":"tollgate-check"},"summary":{"pass":0,"fail":0,"warn":0,"error":0,"skip":0},"results":[]}`
-	if string(js) != want {
-		t.Errorf("got  %s\nwant %s", js, want)
+}
+
+// TestFormats: each format's names, and the flag's values read back.
+func TestFormats(t *testing.T) {
+	for _, tc := range []struct {
+		in                     string
+		want                   Format
+		apiVersion, ns, scoped string
+	}{
+		{"openreports", OpenReports, "openreports.io/v1alpha1", "Report", "ClusterReport"},
+		{"wgpolicyk8s", WGPolicy, "wgpolicyk8s.io/v1alpha2", "PolicyReport", "ClusterPolicyReport"},
+		{"", OpenReports, "openreports.io/v1alpha1", "Report", "ClusterReport"},
+	} {
+		f, err := ParseFormat(tc.in)
+		if err != nil || f != tc.want {
+			t.Errorf("ParseFormat(%q) = %q, %v; want %q", tc.in, f, err, tc.want)
+			continue
+		}
+		if f.APIVersion() != tc.apiVersion || f.Kind(false) != tc.ns || f.Kind(true) != tc.scoped {
+			t.Errorf("%s: %s %s %s; want %s %s %s", f, f.APIVersion(), f.Kind(false), f.Kind(true), tc.apiVersion, tc.ns, tc.scoped)
+		}
+	}
+	if _, err := ParseFormat("xml"); err == nil || !strings.Contains(err.Error(), `"xml"`) {
+		t.Errorf("ParseFormat(xml): %v", err)
 	}
 }
 
@@ -110,7 +154,7 @@ func TestTable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := Table(&buf, Build(findings(t)), tc.opts); err != nil {
+			if err := Table(&buf, Build(findings(t), DefaultFormat()), tc.opts); err != nil {
 				t.Fatal(err)
 			}
 			out := buf.String()
@@ -131,7 +175,7 @@ func TestTable(t *testing.T) {
 // by a different amount for "error" than for the others and for the header.)
 func TestTableColumns(t *testing.T) {
 	var plain, colour bytes.Buffer
-	r := Build(findings(t))
+	r := Build(findings(t), DefaultFormat())
 	if err := Table(&plain, r, TableOptions{ShowSkipped: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +232,7 @@ type failingWriter struct{}
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestWriteErrors(t *testing.T) {
-	if err := Table(failingWriter{}, Build(findings(t)), TableOptions{}); err == nil {
+	if err := Table(failingWriter{}, Build(findings(t), DefaultFormat()), TableOptions{}); err == nil {
 		t.Error("Table: no error from a failing writer")
 	}
 	if err := Patches(failingWriter{}, findings(t)); err == nil {
@@ -204,7 +248,7 @@ func TestExemptedRows(t *testing.T) {
 	r := Build([]offline.Finding{{Object: obj, Allowed: true, Results: []engine.Result{
 		{Policy: "require-team", Outcome: engine.Skip, Message: "exempted by PolicyException legacy: retired", Exception: "legacy"},
 		{Policy: "no-latest", Outcome: engine.Skip, Message: "does not match the request"},
-	}}})
+	}}}, DefaultFormat())
 	if got := r.Results[0].Properties; len(got) != 1 || got["exception"] != "legacy" {
 		t.Errorf("properties of the exempted result = %v", got)
 	}

@@ -30,7 +30,7 @@ var colours = map[engine.Outcome]string{
 }
 
 // Table writes one row per result, then the summary.
-func Table(w io.Writer, r *PolicyReport, opts TableOptions) error {
+func Table(w io.Writer, r *Report, opts TableOptions) error {
 	var table bytes.Buffer
 	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RESOURCE\tPOLICY\tRESULT\tMESSAGE")

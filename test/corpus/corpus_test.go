@@ -132,8 +132,8 @@ func (l *level) kubernetes(meta *metav1.ObjectMeta, spec *corev1.PodSpec) (faili
 }
 
 // check runs tollgate check with the level's set on paths and reads its
-// PolicyReport.
-func check(t *testing.T, l *level, paths []string) (int, *report.PolicyReport) {
+// report.
+func check(t *testing.T, l *level, paths []string) (int, *report.Report) {
 	t.Helper()
 	args := []string{"check", "-c", l.file, "-o", "json"}
 	for _, p := range paths {
@@ -141,7 +141,7 @@ func check(t *testing.T, l *level, paths []string) (int, *report.PolicyReport) {
 	}
 	var stdout, stderr bytes.Buffer
 	code := cli.Main(args, strings.NewReader(""), &stdout, &stderr)
-	var r report.PolicyReport
+	var r report.Report
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
 		t.Fatalf("tollgate %s: exit %d, no report (%v); stderr:\n%s", strings.Join(args, " "), code, err, stderr.String())
 	}
@@ -173,7 +173,7 @@ type verdict struct {
 	decided bool
 }
 
-func verdicts(t *testing.T, l *level, r *report.PolicyReport) map[key]*verdict {
+func verdicts(t *testing.T, l *level, r *report.Report) map[key]*verdict {
 	t.Helper()
 	out := map[key]*verdict{}
 	errs := 0

@@ -85,6 +85,21 @@ spec:
   expiresAt: "2021-01-01T00:00:00Z"
 `
 
+// auditWant are TestAudit's results by object and policy: the message
+// contains the given text.
+var auditWant = map[string]struct {
+	result  string
+	message string
+}{
+	"audit-a/owned audit-require-team":           {"pass", ""},
+	"audit-a/orphan audit-require-team":          {"fail", "team"},
+	"audit-a/legacy-settings audit-require-team": {"skip", "exempted by PolicyException legacy-config: owned by the retired platform team"},
+	"audit-a/owned audit-no-passwords":           {"pass", ""},
+	"audit-b/db audit-no-passwords":              {"fail", "no passwords in ConfigMaps"}, // expired-secrets applies nowhere
+	"audit-b/db audit-require-team":              {"pass", ""},
+	"audit-a/orphan audit-only-admins":           {"skip", "depends on the request (request.userInfo)"},
+}
+
 // TestAudit creates objects, then audits them as a user who may only get
 // and list: every result as the engine decides, the exception turning a
 // fail into skip, the expired one applied nowhere, the request-dependent
@@ -111,41 +126,44 @@ func TestAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out, stderr, code := runTollgate(t, "audit", "--kubeconfig", kubeconfig, "-c", policies, "-o", "json")
-	if code != 1 {
-		t.Fatalf("exit %d, want 1 (something fails): %s", code, stderr)
-	}
-	var r report.PolicyReport
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	got := map[string]report.Result{}
-	for _, res := range r.Results {
-		ref := res.Resources[0]
-		if ref.Kind != "ConfigMap" || !strings.HasPrefix(ref.Namespace, "audit-") {
-			continue
-		}
-		got[ref.Namespace+"/"+ref.Name+" "+res.Policy] = res
-	}
-	for key, want := range map[string]struct {
-		result  string
-		message string
+	// -o json writes the background audit's format: openreports by default,
+	// wgpolicyk8s with --reports-api; the results are the same.
+	for _, format := range []struct {
+		flags            []string
+		apiVersion, kind string
 	}{
-		"audit-a/owned audit-require-team":           {"pass", ""},
-		"audit-a/orphan audit-require-team":          {"fail", "team"},
-		"audit-a/legacy-settings audit-require-team": {"skip", "exempted by PolicyException legacy-config: owned by the retired platform team"},
-		"audit-a/owned audit-no-passwords":           {"pass", ""},
-		"audit-b/db audit-no-passwords":              {"fail", "no passwords in ConfigMaps"}, // expired-secrets applies nowhere
-		"audit-b/db audit-require-team":              {"pass", ""},
-		"audit-a/orphan audit-only-admins":           {"skip", "depends on the request (request.userInfo)"},
+		{nil, "openreports.io/v1alpha1", "Report"},
+		{[]string{"--reports-api", "wgpolicyk8s"}, "wgpolicyk8s.io/v1alpha2", "PolicyReport"},
 	} {
-		res, ok := got[key]
-		if !ok {
-			t.Errorf("%s: no result", key)
-			continue
+		args := append([]string{"audit", "--kubeconfig", kubeconfig, "-c", policies, "-o", "json"}, format.flags...)
+		out, stderr, code := runTollgate(t, args...)
+		if code != 1 {
+			t.Fatalf("%v: exit %d, want 1 (something fails): %s", format.flags, code, stderr)
 		}
-		if string(res.Result) != want.result || !strings.Contains(res.Message, want.message) {
-			t.Errorf("%s: %s %q, want %s containing %q", key, res.Result, res.Message, want.result, want.message)
+		var r report.Report
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		if r.APIVersion != format.apiVersion || r.Kind != format.kind {
+			t.Errorf("%v: report is %s %s, want %s %s", format.flags, r.APIVersion, r.Kind, format.apiVersion, format.kind)
+		}
+		got := map[string]report.Result{}
+		for _, res := range r.Results {
+			ref := res.Resources[0]
+			if ref.Kind != "ConfigMap" || !strings.HasPrefix(ref.Namespace, "audit-") {
+				continue
+			}
+			got[ref.Namespace+"/"+ref.Name+" "+res.Policy] = res
+		}
+		for key, want := range auditWant {
+			res, ok := got[key]
+			if !ok {
+				t.Errorf("%v: %s: no result", format.flags, key)
+				continue
+			}
+			if string(res.Result) != want.result || !strings.Contains(res.Message, want.message) {
+				t.Errorf("%v: %s: %s %q, want %s containing %q", format.flags, key, res.Result, res.Message, want.result, want.message)
+			}
 		}
 	}
 	table, _, _ := runTollgate(t, "audit", "--kubeconfig", kubeconfig, "-c", policies)

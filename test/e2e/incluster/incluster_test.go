@@ -30,6 +30,11 @@ import (
 )
 
 // The tests run in file order: each leaves the cluster as the next expects.
+// That is why this file is over 400 lines: go test orders tests by file name,
+// then by place in the file, so the sequence (deployed objects, RBAC,
+// rotation under load, metrics, reload, rolling restarts, failover,
+// uninstall) stays in one file where it can be read in order. Helpers that
+// hold no test can move out; tests cannot without changing the order.
 
 func TestDeployedObjects(t *testing.T) {
 	ctx := context.Background()

@@ -1,5 +1,6 @@
-// Package report presents check findings: a table for people, and a
-// PolicyReport (wgpolicyk8s.io/v1alpha2) for dashboards and tools.
+// Package report presents check findings: a table for people, and a report
+// object for dashboards and tools, in the format (Format) asked for:
+// openreports.io/v1alpha1 by default, wgpolicyk8s.io/v1alpha2 on request.
 package report
 
 import (
@@ -7,12 +8,15 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/offline"
 )
 
-// PolicyReport follows wgpolicyk8s.io/v1alpha2, the shape Kyverno and
-// policy-reporter read.
-type PolicyReport struct {
+// Report is a report of either format: an openreports.io/v1alpha1
+// Report or a wgpolicyk8s.io/v1alpha2 PolicyReport, whose summaries and
+// results have the same shape (Policy Reporter reads both); openreports has
+// a report-level source besides.
+type Report struct {
 	APIVersion string   `json:"apiVersion"`
 	Kind       string   `json:"kind"`
 	Metadata   Metadata `json:"metadata"`
+	Source     string   `json:"source,omitempty"`
 	Summary    Summary  `json:"summary"`
 	Results    []Result `json:"results"`
 	// rows are every result in order, those of policies that did not apply
@@ -55,7 +59,7 @@ type Result struct {
 	Timestamp *Timestamp `json:"timestamp,omitempty"`
 }
 
-// Timestamp is a PolicyReport result's time (metav1.Timestamp's shape).
+// Timestamp is a report result's time (metav1.Timestamp's shape).
 type Timestamp struct {
 	Seconds int64 `json:"seconds"`
 	Nanos   int32 `json:"nanos"`
@@ -75,13 +79,16 @@ type Resource struct {
 // could not turn into a request at all.
 const ManifestPolicy = "tollgate/manifest"
 
-// Build turns findings into a report. A policy that did not apply to a
+// Build turns findings into a report of the given format. A policy that did not apply to a
 // resource (engine.Result.Applies) has no result in it: it was not checked
 // there, which neither pass nor skip would say; the table lists it on
 // request. A skip by a PolicyException, or of a policy whose verdict
 // depends on the request (audit), is a result.
-func Build(findings []offline.Finding) *PolicyReport {
-	r := &PolicyReport{APIVersion: "wgpolicyk8s.io/v1alpha2", Kind: "PolicyReport", Metadata: Metadata{Name: "tollgate-check"}, Results: []Result{}}
+func Build(findings []offline.Finding, format Format) *Report {
+	r := &Report{
+		APIVersion: format.APIVersion(), Kind: format.Kind(false), Metadata: Metadata{Name: "tollgate-check"},
+		Source: format.Source(), Results: []Result{},
+	}
 	for _, f := range findings {
 		for _, rw := range rows(f) {
 			r.rows = append(r.rows, rw)

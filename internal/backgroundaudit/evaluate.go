@@ -1,0 +1,92 @@
+package backgroundaudit
+
+// The workers: each queued object is decided again with the engine and its
+// results kept, its namespace marked for writing when they changed.
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/tollgate-dev/tollgate/internal/audit"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+// work evaluates queued objects until the queue shuts down.
+func (a *auditor) work(ctx context.Context) {
+	for {
+		key, shutdown := a.objects.Get()
+		if shutdown {
+			return
+		}
+		a.inflight.Add(1)
+		if err := a.evaluate(ctx, key); err != nil {
+			a.cfg.Log.Error("background audit", slog.String("object", key), slog.Any("error", err))
+		}
+		a.objects.Done(key)
+		a.inflight.Add(-1)
+	}
+}
+
+// evaluate decides one object again and marks its namespace when its
+// results changed.
+func (a *auditor) evaluate(ctx context.Context, key string) error {
+	gvr, storeKey, err := splitKey(key)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	w := a.watching[gvr]
+	a.mu.Unlock()
+	var obj any
+	exists := false
+	if w != nil && w.audited.Load() {
+		if obj, exists, err = w.informer.GetStore().GetByKey(storeKey); err != nil {
+			return err
+		}
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !exists || !ok {
+		if ns, ok := a.results.remove(key); ok {
+			a.flush.mark(ns)
+		}
+		return nil
+	}
+	u = u.DeepCopy()
+	st := a.state.Load()
+	f, keep := reported(audit.Evaluate(ctx, st.eng, w.resource, u, st.depends))
+	// The informer holds the object; a report names it, with its uid.
+	f.Object.JSON = []byte(`{"metadata":{"uid":` + strconv.Quote(string(u.GetUID())) + `}}`)
+	if !keep {
+		if ns, ok := a.results.remove(key); ok {
+			a.flush.mark(ns)
+		}
+		return nil
+	}
+	if a.results.set(key, entry{namespace: u.GetNamespace(), uid: u.GetUID(), finding: f}) {
+		a.flush.mark(u.GetNamespace())
+	}
+	return nil
+}
+
+// namespace serves engine.Options.Namespaces from the audit's informer.
+func (a *auditor) namespace(name string) (*corev1.Namespace, bool) {
+	a.mu.Lock()
+	w := a.namespaces
+	a.mu.Unlock()
+	if w == nil {
+		return nil, false
+	}
+	obj, ok, err := w.informer.GetStore().GetByKey(name)
+	if err != nil || !ok {
+		return nil, false
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, false
+	}
+	return policy.NamespaceOf(name, u.GetLabels()), true
+}
