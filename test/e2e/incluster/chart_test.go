@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tollgate-dev/tollgate/test/deploy"
 	"github.com/tollgate-dev/tollgate/test/e2e/framework"
 )
 
@@ -65,17 +66,7 @@ func TestChartNonDefaultValuesDryRun(t *testing.T) {
 	if os.Getenv("TOLLGATE_HELM") == "" {
 		t.Skip("TOLLGATE_HELM is unset: make e2e builds helm and sets it")
 	}
-	for name, values := range map[string][]string{
-		"cert-manager, existing ConfigMap, 5 replicas": {
-			"--set", "certificates.source=cert-manager", "--set", "policies.source=existingConfigMap",
-			"--set", "policies.existingConfigMap=my-policies", "--set", "replicas=5"},
-		"existing Secret, inline policies, scheduling": {
-			"--set", "certificates.source=existingSecret", "--set", "certificates.existingSecret=my-tls",
-			"--set", "policies.source=inline", "--set-file", "policies.inline.seed\\.yaml=" + filepath.Join(framework.RepoRoot(), "deploy", "base", "policies", "seed-policies.yaml"),
-			"--set", "nodeSelector.pool=system", "--set", "tolerations[0].key=dedicated", "--set", "tolerations[0].operator=Exists",
-			"--set", "logLevel=debug", "--set", "metrics.port=9100", "--set", "priorityClassName="},
-		"wgpolicyk8s reports": {"--set", "backgroundAudit.reportsAPI=wgpolicyk8s"},
-	} {
+	for name, values := range deploy.NonDefaultValues(framework.RepoRoot()) {
 		t.Run(name, func(t *testing.T) {
 			rendered, err := helmTemplate(values...)
 			if err != nil {
