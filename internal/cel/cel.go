@@ -10,7 +10,6 @@ package cel
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -27,6 +26,8 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/cel/environment"
 
+	"github.com/tollgate-dev/tollgate/internal/cel/fastpath"
+	"github.com/tollgate-dev/tollgate/internal/cel/lazy"
 	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 )
 
@@ -69,9 +70,13 @@ type Program struct {
 		once      sync.Once
 		validator validating.Validator
 	}
-	// fast is the fast path's (fast.go), nil when an expression could not
-	// be planned untracked (then the tracked path always).
-	fast *fastPath
+	// fast is the policy planned for the fast path (package fastpath),
+	// nil when an expression could not be planned untracked (then the
+	// tracked path always); admitted its decisions when every rule admits.
+	fast     *fastpath.Policy
+	admitted []validating.PolicyDecision
+	// counts, when set (by tests only), counts how the fast path decided.
+	counts *counts
 }
 
 // variable is the policy's variable of that name, nil if none.
@@ -105,7 +110,7 @@ func compile(spec Spec, path *field.Path) (*Program, validating.Validator, field
 			errs = append(errs, field.Invalid(path.Child("variables").Index(i).Child("expression"), v.Expression, res.Error.Detail))
 		}
 		cv := &variable{name: v.Name, result: res, independent: !References("variables", v.Expression) && !References("authorizer", v.Expression)}
-		cv.untracked = untrackedFor(res)
+		cv.untracked = fastpath.Plan(res)
 		planned = planned && cv.untracked != nil
 		if _, ok := p.byName[v.Name]; !ok {
 			p.variables = append(p.variables, cv)
@@ -120,13 +125,13 @@ func compile(spec Spec, path *field.Path) (*Program, validating.Validator, field
 	}
 	// each compiles every expression as the apiserver's condition compiler
 	// does, and plans it untracked for the fast path.
-	each := func(accessors []plugincel.ExpressionAccessor, d plugincel.OptionalVariableDeclarations) ([]plugincel.CompilationResult, []*untracked) {
+	each := func(accessors []plugincel.ExpressionAccessor, d plugincel.OptionalVariableDeclarations) ([]plugincel.CompilationResult, []*fastpath.Untracked) {
 		out := make([]plugincel.CompilationResult, len(accessors))
-		fast := make([]*untracked, len(accessors))
+		fast := make([]*fastpath.Untracked, len(accessors))
 		for i, a := range accessors {
 			if a != nil {
 				out[i] = compiler.CompileCELExpression(a, d, environment.StoredExpressions)
-				fast[i] = untrackedFor(out[i])
+				fast[i] = fastpath.Plan(out[i])
 				planned = planned && fast[i] != nil
 			}
 		}
@@ -172,18 +177,16 @@ func compile(spec Spec, path *field.Path) (*Program, validating.Validator, field
 	if len(errs) > 0 {
 		return nil, nil, errs
 	}
-	fast := &fastPath{}
-	p.rules, fast.rules = each(rules, decls)
-	p.messages, fast.messages = each(messages, plugincel.OptionalVariableDeclarations{})
+	var fastRules, fastMessages []*fastpath.Untracked
+	p.rules, fastRules = each(rules, decls)
+	p.messages, fastMessages = each(messages, plugincel.OptionalVariableDeclarations{})
 	if planned {
-		p.fast = fast
-		var plans [][]dexpr
-		fast.directVars, plans = directPlans(p.variables, fast.rules, fast.messages)
-		fast.directRules, fast.directMessages = plans[0], plans[1]
-		if slices.ContainsFunc(fast.directRules, func(e dexpr) bool { return e == nil }) {
-			fast.directRules = nil
+		vars := make([]fastpath.Var, len(p.variables))
+		for i, v := range p.variables {
+			vars[i] = fastpath.Var{Name: v.name, Text: v.result.ExpressionAccessor.GetExpression(), Independent: v.independent, Prog: v.untracked}
 		}
-		fast.admitted = admitted(len(p.rules))
+		p.fast = fastpath.New(vars, fastRules, fastMessages)
+		p.admitted = admitted(len(p.rules))
 	}
 	return p, validator, nil
 }
@@ -222,6 +225,10 @@ type Input struct {
 	// fast is what the fast path reads of the input (fast.go), built on
 	// first use; it checks it was built for this input's objects.
 	fast *fastInput
+	// ReferenceOnly: every program decides on the tracked path, the fast
+	// path never asked (the operator's --cel-fast-path=false): the same
+	// decisions, slower.
+	ReferenceOnly bool
 	// obj and old are the objects as Objects returns them, decoded from
 	// the bytes where Object or OldObject is nil; decodeErr why they could
 	// not be, once tried.
@@ -231,7 +238,7 @@ type Input struct {
 	// docs are ObjectJSON and OldObjectJSON as read by Check, and docsErr
 	// why they cannot be read.
 	checked bool
-	docs    [2]*document
+	docs    [2]*lazy.Document
 	docsErr error
 }
 
@@ -243,7 +250,7 @@ func (in *Input) As(obj, old runtime.Object, kind schema.GroupVersionKind, resou
 	out.ObjectJSON, out.OldObjectJSON, out.Indexed = nil, nil, jsonscan.Indexed{}
 	out.attrs, out.review = nil, nil
 	out.decoded, out.obj, out.old, out.decodeErr = false, nil, nil, nil
-	out.checked, out.docs, out.docsErr = false, [2]*document{}, nil
+	out.checked, out.docs, out.docsErr = false, [2]*lazy.Document{}, nil
 	return &out
 }
 
@@ -264,9 +271,9 @@ func (in *Input) AsJSON(obj, old []byte, kind schema.GroupVersionKind, resource 
 func (in *Input) Check() error {
 	if !in.checked {
 		in.checked = true
-		in.docs[0], in.docsErr = newDocument(in.ObjectJSON, in.Indexed)
+		in.docs[0], in.docsErr = lazy.NewDocument(in.ObjectJSON, in.Indexed)
 		if in.docsErr == nil {
-			in.docs[1], in.docsErr = newDocument(in.OldObjectJSON, in.Indexed)
+			in.docs[1], in.docsErr = lazy.NewDocument(in.OldObjectJSON, in.Indexed)
 		}
 	}
 	return in.docsErr
@@ -279,7 +286,7 @@ func (in *Input) Documents() (obj, old jsonscan.Indexed) {
 	var x [2]jsonscan.Indexed
 	for i, d := range in.docs {
 		if d != nil {
-			x[i] = jsonscan.IndexedOf(d.raw, d.index)
+			x[i] = d.Indexed()
 		}
 	}
 	return x[0], x[1]

@@ -86,7 +86,7 @@ func refinedPrograms(t testing.TB) []named {
 		if len(errs) > 0 {
 			t.Fatal(errs)
 		}
-		out = append(out, named{"refined: " + rule, p})
+		out = append(out, named{"refined: " + rule, p.Count()})
 	}
 	return out
 }
@@ -187,6 +187,7 @@ func TestNoBoundBudget(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
+	p.Count()
 	in := podInput(t, js)
 	got, want := p.Evaluate(context.Background(), in()), p.EvaluateReference(context.Background(), in())
 	if !sameOutcome(got, want) {
@@ -245,7 +246,7 @@ func TestGuardedReceiver(t *testing.T) {
 		if len(errs) > 0 {
 			t.Fatal(errs)
 		}
-		programs = append(programs, p)
+		programs = append(programs, p.Count())
 	}
 	pod := func(image any) []byte {
 		js, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "p"},

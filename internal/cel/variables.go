@@ -11,6 +11,8 @@ import (
 	"github.com/google/cel-go/common/types/traits"
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
 	apiservercel "k8s.io/apiserver/pkg/cel"
+
+	"github.com/tollgate-dev/tollgate/internal/cel/fastpath"
 )
 
 // variable is a compiled variable of a policy. independent: its expression
@@ -20,8 +22,8 @@ type variable struct {
 	name        string
 	result      plugincel.CompilationResult
 	independent bool
-	// untracked is the expression planned for the fast path (fast.go).
-	untracked *untracked
+	// untracked is the expression planned for the fast path.
+	untracked *fastpath.Untracked
 }
 
 // varResult is what evaluating a variable gave: the value or error, its own
@@ -145,13 +147,13 @@ func (c *varContext) evaluate(v *variable) *varResult {
 		}
 		before := c.act.offPath
 		c.act.offPath = false
-		val, err := v.untracked.eval(c.act)
+		val, err := v.untracked.Eval(c.act)
 		c.rec = saved
 		res := &varResult{val: val, err: err, deps: deps}
 		if c.act.offPath {
 			// Its bound does not hold: whatever reads it, in any policy
 			// sharing it, leaves the fast path.
-			res.err = errOffPath
+			res.err = fastpath.ErrOffPath
 		}
 		c.act.offPath = c.act.offPath || before
 		if v.independent && len(deps) == 0 {

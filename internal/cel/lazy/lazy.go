@@ -1,16 +1,25 @@
-package cel
+// Package lazy owns the review's objects as CEL reads them from their
+// JSON: the documents (an object's bytes, their index and sizes, read in
+// one pass; Document), the CEL values made of them one level at a time as
+// an expression reaches them (lazy maps and lists, through the review's
+// adapter, Values), the reading of JSON scalars (ReadScalar) and the
+// decoding of a whole object (ObjectFromJSON) they are held equal to.
+//
+// Both evaluators read these: tollgate's tracked evaluation (package cel)
+// as CEL values, the fast path's direct evaluator (package fastpath) as
+// spans of the documents (Members, Elements, ReadScalar). Nothing here
+// decides anything; it imports cel-go's types, fastjson and jsonscan.
+package lazy
 
 import (
 	"bytes"
 	"fmt"
 	"reflect"
-	"unsafe"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
 	"github.com/valyala/fastjson"
-	"github.com/valyala/fastjson/fastfloat"
 
 	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 )
@@ -58,23 +67,24 @@ import (
 // sizes, for the fast path, read by the same pass. raw may hold more than
 // the object (the whole review, when its index serves): the object is the
 // one at raw[start].
-type document struct {
+type Document struct {
 	raw   []byte
 	start int
 	index *jsonscan.Index
-	sizes stats
-	// read is what the direct evaluator read of it (directvalues.go).
-	read directRead
+	// Sizes are the object's, read by the same pass as its index.
+	Sizes jsonscan.Sizes
+	// read is what Members, Elements and End read of it (read.go).
+	read read
 }
 
-// newDocument reads the shape and sizes of obj, validated JSON, once
+// NewDocument reads the shape and sizes of obj, validated JSON, once
 // (jsonscan.NewIndex; metadata's strings apart, as stats has them), or
 // takes them from in, the indexed review obj is a value of, when it has
 // its objects' sizes; the error is the one ObjectFromJSON would return:
 // obj is no object, or one nested deeper than fastjson reads (its
 // MaxDepth, the one limit it puts on valid JSON). Nil for no bytes, which
 // is no object.
-func newDocument(obj []byte, in jsonscan.Indexed) (*document, error) {
+func NewDocument(obj []byte, in jsonscan.Indexed) (*Document, error) {
 	if len(obj) == 0 {
 		return nil, nil
 	}
@@ -83,7 +93,7 @@ func newDocument(obj []byte, in jsonscan.Indexed) (*document, error) {
 	}
 	x := jsonscan.NewIndex(obj, "metadata")
 	sz, _ := x.Sizes() // NewIndex reads them
-	d := &document{raw: obj, index: x, sizes: statsOf(sz)}
+	d := &Document{raw: obj, index: x, Sizes: sz}
 	if jsonscan.TypeOf(obj) != fastjson.TypeObject || d.index.Depth() > fastjson.MaxDepth {
 		_, err := RuntimeObject(obj)
 		return nil, err
@@ -99,7 +109,7 @@ func newDocument(obj []byte, in jsonscan.Indexed) (*document, error) {
 // cannot serve: no sizes, obj not one of its values or no object, or the
 // review nested deep enough that the object might be too deep (which
 // newDocument then says, from obj alone).
-func fromReview(obj []byte, in jsonscan.Indexed) *document {
+func fromReview(obj []byte, in jsonscan.Indexed) *Document {
 	sz, ok := in.Sizes()
 	if !ok || in.Index().Depth() > fastjson.MaxDepth {
 		return nil
@@ -108,22 +118,22 @@ func fromReview(obj []byte, in jsonscan.Indexed) *document {
 	if !ok || in.JSON()[at.Start] != '{' {
 		return nil
 	}
-	return &document{raw: in.JSON(), start: at.Start, index: in.Index(), sizes: statsOf(sz)}
+	return &Document{raw: in.JSON(), start: at.Start, index: in.Index(), Sizes: sz}
 }
 
-func statsOf(sz jsonscan.Sizes) stats {
-	return stats{l: float64(sz.Entries), tm: float64(sz.Apart), tr: float64(sz.Strings)}
-}
+// Indexed is the document as jsonscan reads it: its bytes (which may
+// hold more than the object) and their index.
+func (d *Document) Indexed() jsonscan.Indexed { return jsonscan.IndexedOf(d.raw, d.index) }
 
 // root is the document's object as a node.
-func (d *document) root() *node {
-	return &node{doc: d, start: d.start, end: d.index.End(d.raw, d.start)}
+func (d *Document) root() *node {
+	return &node{doc: d, start: d.start, end: d.End()}
 }
 
 // node is a non-empty JSON object or array of a review not read yet:
 // doc.raw[start:end].
 type node struct {
-	doc        *document
+	doc        *Document
 	start, end int
 	val        ref.Val
 }
@@ -147,7 +157,7 @@ type celList interface {
 type lazyMap struct {
 	celMap
 	level   map[string]any
-	adapter *values
+	adapter *Values
 	raw     []byte
 	full    ref.Val // the decoded object, as the default adapter wraps it
 }
@@ -156,14 +166,14 @@ type lazyMap struct {
 type lazyList struct {
 	celList
 	level   []any
-	adapter *values
+	adapter *Values
 	raw     []byte
 	full    ref.Val
 }
 
 // valueOf is the CEL value of a node: an object's or array's first level,
 // wrapped; an empty one as the adapter wraps what toGo makes of it.
-func (c *values) valueOf(n *node) ref.Val {
+func (c *Values) valueOf(n *node) ref.Val {
 	if n.val != nil {
 		return n.val
 	}
@@ -188,21 +198,21 @@ func (c *values) valueOf(n *node) ref.Val {
 
 // objectLevel is the members of the object at d.raw[start], nested objects
 // and arrays as nodes.
-func objectLevel(d *document, start int) map[string]any {
+func objectLevel(d *Document, start int) map[string]any {
 	known := knownKeys()
 	m := map[string]any{}
 	for k, v := range d.index.Members(d.raw, start) {
-		m[keyOf(known, k)] = member(d, v)
+		m[keyOf(known, k)] = Native(d, v)
 	}
 	return m
 }
 
 // arrayLevel is the elements of the array at d.raw[start], nested objects
 // and arrays as nodes.
-func arrayLevel(d *document, start int) []any {
+func arrayLevel(d *Document, start int) []any {
 	var out []any
 	for v := range d.index.Elements(d.raw, start) {
-		out = append(out, member(d, v))
+		out = append(out, Native(d, v))
 	}
 	if out == nil {
 		out = []any{}
@@ -219,9 +229,10 @@ func keyOf(known map[string]string, quoted []byte) string {
 	return jsonscan.Unescape(quoted)
 }
 
-// member is what toGo makes of the value at v, except a non-empty object
-// or array, which is a node.
-func member(d *document, v jsonscan.Span) any {
+// Native is what toGo makes of the value at v of d, except a non-empty
+// object or array, which is a node the adapter (Values) makes a lazy
+// value of.
+func Native(d *Document, v jsonscan.Span) any {
 	raw := d.raw[v.Start:v.End]
 	switch raw[0] {
 	case '{', '[':
@@ -232,22 +243,18 @@ func member(d *document, v jsonscan.Span) any {
 			return []any{}
 		}
 		return &node{doc: d, start: v.Start, end: v.End}
-	case '"':
-		return jsonscan.Unescape(raw)
-	case 't':
-		return true
-	case 'f':
-		return false
-	case 'n':
-		return nil
-	default:
-		s := unsafe.String(unsafe.SliceData(raw), len(raw)) // parsed, not kept
-		if i, err := fastfloat.ParseInt64(s); err == nil {
-			return i
-		}
-		f, _ := fastfloat.Parse(s)
-		return f
 	}
+	switch s := ReadScalar(raw, false); s.Kind {
+	case String:
+		return s.S
+	case Bool:
+		return s.B
+	case Int:
+		return s.I
+	case Double:
+		return s.F
+	}
+	return nil
 }
 
 // emptyContainer tells whether an object or array has nothing but space
