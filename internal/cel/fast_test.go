@@ -312,3 +312,29 @@ func TestLog2Up(t *testing.T) {
 		}
 	}
 }
+
+// TestReferenceOnly: an input marked ReferenceOnly (--cel-fast-path=false)
+// is decided on the tracked path alone, as the fast path decides it.
+func TestReferenceOnly(t *testing.T) {
+	programs := libraryPrograms(t)
+	in := inputs(t)["review-pod-create.json"]
+	for _, p := range programs {
+		before := p.p.FastAdmits()
+		slow := fastInput(in())
+		slow.ReferenceOnly = true
+		got := p.p.Evaluate(context.Background(), slow)
+		if p.p.FastAdmits() != before {
+			t.Errorf("%s: the fast path decided a ReferenceOnly input", p.name)
+		}
+		if want := p.p.Evaluate(context.Background(), fastInput(in())); !sameOutcome(got, want) {
+			t.Errorf("%s: tracked %+v, fast %+v", p.name, got, want)
+		}
+	}
+	var fast int64
+	for _, p := range programs {
+		fast += p.p.FastAdmits()
+	}
+	if fast == 0 {
+		t.Error("the fast path decided nothing without ReferenceOnly")
+	}
+}

@@ -23,6 +23,7 @@ type auditOptions struct {
 	output      string
 	showSkipped bool
 	namespace   string
+	noFastPath  bool
 }
 
 func newAuditCommand() *cobra.Command {
@@ -40,6 +41,7 @@ func newAuditCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster)")
+	addFastPathFlag(f, &o.noFastPath)
 	f.StringVarP(&o.config, "config", "c", "", policyFlagHelp)
 	f.StringVarP(&o.output, "output", "o", "table", "table, json or yaml (json and yaml are a wgpolicyk8s.io/v1alpha2 PolicyReport)")
 	f.BoolVar(&o.showSkipped, "show-skipped", false, "list policies that do not apply to an object in the table")
@@ -79,7 +81,7 @@ func (o *auditOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return usageError(err)
 	}
-	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, Namespaces: namespaces})
+	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, Namespaces: namespaces, NoCELFastPath: o.noFastPath})
 	progress := newProgress(cmd.ErrOrStderr(), time.Now)
 	findings, err := audit.Scan(ctx, client, eng, resources, progress.update)
 	progress.done()

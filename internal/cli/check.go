@@ -32,6 +32,7 @@ type checkOptions struct {
 	showPatches      bool
 	showSkipped      bool
 	namespace        string
+	noFastPath       bool
 	defaultNamespace string
 	params           []string
 	crds             []string
@@ -61,6 +62,7 @@ func newCheckCommand() *cobra.Command {
 	f.BoolVar(&o.showPatches, "show-patches", false, "print what mutation would change, as a unified diff")
 	f.BoolVar(&o.showSkipped, "show-skipped", false, "list policies that do not apply to a resource in the table")
 	f.StringVar(&o.namespace, "namespace", "", "tollgate's own namespace, exempt like the system namespaces")
+	addFastPathFlag(f, &o.noFastPath)
 	f.StringVar(&o.defaultNamespace, "default-namespace", "default", "namespace of namespaced manifests that name none")
 	f.StringArrayVar(&o.params, "params", nil, paramsFlagHelp)
 	f.StringArrayVar(&o.crds, "crd", nil, "file or directory of CustomResourceDefinitions naming the resource and scope of custom kinds (repeatable)")
@@ -114,7 +116,7 @@ func (o *checkOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return usageError(err)
 	}
-	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, Namespaces: namespaces.lookup, External: ext})
+	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, Namespaces: namespaces.lookup, External: ext, NoCELFastPath: o.noFastPath})
 	findings := offline.Run(cmd.Context(), eng, objs, offline.Options{
 		Operation:        op,
 		Old:              old,
