@@ -3,24 +3,28 @@
 // one pass; Document), the CEL values made of them one level at a time as
 // an expression reaches them (lazy maps and lists, through the review's
 // adapter, Values), the reading of JSON scalars (ReadScalar) and the
-// decoding of a whole object (ObjectFromJSON) they are held equal to.
+// decoding of a whole object (ObjectFromJSON) they are held equal to; and
+// the variables map (MapValue), whose values are evaluated as read.
 //
 // Both evaluators read these: tollgate's tracked evaluation (package cel)
 // as CEL values, the fast path's direct evaluator (package fastpath) as
 // spans of the documents (Members, Elements, ReadScalar). Nothing here
-// decides anything; it imports cel-go's types, fastjson and jsonscan.
+// decides anything; it imports cel-go's types, fastjson, jsonscan and the
+// apiserver's name unescaping.
+//
+// The values' Go types are named as those the apiserver makes in their
+// place (the lazy map and list, package lazy/types; MapValue), because
+// messages print them.
 package lazy
 
 import (
 	"bytes"
-	"fmt"
-	"reflect"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
-	"github.com/google/cel-go/common/types/traits"
 	"github.com/valyala/fastjson"
 
+	lazytypes "github.com/tollgate-dev/tollgate/internal/cel/lazy/types"
 	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 )
 
@@ -41,7 +45,8 @@ import (
 //     on first read and keeps.
 //   - That level is wrapped in cel-go's own map and list
 //     (types.NewStringInterfaceMap, types.NewDynamicList) with the values
-//     adapter, as today: lookups, has(), .?, in, size(), equality either
+//     adapter, as today (package lazy/types, whose Go type names are
+//     cel-go's, which messages print): lookups, has(), .?, in, size(), equality either
 //     way, iteration, errors ("no such key: x") and formatting are cel-go's
 //     code on the same keys and values, the nested ones reached through
 //     the adapter as before.
@@ -138,39 +143,6 @@ type node struct {
 	val        ref.Val
 }
 
-// celMap and celList are the methods of cel-go's map and list.
-type celMap interface {
-	traits.Mapper
-	traits.Foldable
-	traits.Zeroer
-	fmt.Stringer
-}
-
-type celList interface {
-	traits.Lister
-	traits.Foldable
-	traits.Zeroer
-	fmt.Stringer
-}
-
-// lazyMap is an object of the review as a CEL map.
-type lazyMap struct {
-	celMap
-	level   map[string]any
-	adapter *Values
-	raw     []byte
-	full    ref.Val // the decoded object, as the default adapter wraps it
-}
-
-// lazyList is an array of the review as a CEL list.
-type lazyList struct {
-	celList
-	level   []any
-	adapter *Values
-	raw     []byte
-	full    ref.Val
-}
-
 // valueOf is the CEL value of a node: an object's or array's first level,
 // wrapped; an empty one as the adapter wraps what toGo makes of it.
 func (c *Values) valueOf(n *node) ref.Val {
@@ -183,14 +155,14 @@ func (c *Values) valueOf(n *node) ref.Val {
 		if len(level) == 0 {
 			n.val = c.NativeToValue(level)
 		} else {
-			n.val = &lazyMap{celMap: types.NewStringInterfaceMap(c, level).(celMap), level: level, adapter: c, raw: raw}
+			n.val = lazytypes.NewMap(level, c, raw, decoded)
 		}
 	} else {
 		level := arrayLevel(n.doc, n.start)
 		if len(level) == 0 {
 			n.val = c.NativeToValue(level)
 		} else {
-			n.val = &lazyList{celList: types.NewDynamicList(c, level).(celList), level: level, adapter: c, raw: raw}
+			n.val = lazytypes.NewList(level, c, raw, decoded)
 		}
 	}
 	return n.val
@@ -284,87 +256,4 @@ func decoded(raw []byte) ref.Val {
 		return types.NewErr("cannot read object: want an object or array, got %s", v.Type())
 	}
 	return types.DefaultTypeAdapter.NativeToValue(toGo(v, knownKeys()))
-}
-
-func (m *lazyMap) decoded() ref.Val {
-	if m.full == nil {
-		m.full = decoded(m.raw)
-	}
-	return m.full
-}
-
-func (l *lazyList) decoded() ref.Val {
-	if l.full == nil {
-		l.full = decoded(l.raw)
-	}
-	return l.full
-}
-
-// Value is the object as toGo decodes it.
-func (m *lazyMap) Value() any { return m.decoded().Value() }
-
-// ConvertToNative converts the decoded object, as cel-go's map converts
-// toGo's; where it would return its own wrapper, it returns m.
-func (m *lazyMap) ConvertToNative(t reflect.Type) (any, error) {
-	return convert(m, m.decoded(), t)
-}
-
-// ConvertToType is cel-go's map's, with m as the map.
-func (m *lazyMap) ConvertToType(t ref.Type) ref.Val {
-	if t == types.MapType {
-		return m
-	}
-	return m.celMap.ConvertToType(t)
-}
-
-// Fold is cel-go's map's, handing out CEL values.
-func (m *lazyMap) Fold(f traits.Folder) {
-	for k, v := range m.level {
-		if !f.FoldEntry(k, m.adapter.NativeToValue(v)) {
-			return
-		}
-	}
-}
-
-// Value is the array as toGo decodes it.
-func (l *lazyList) Value() any { return l.decoded().Value() }
-
-// ConvertToNative converts the decoded array, as cel-go's list converts
-// toGo's; where it would return its own wrapper, it returns l.
-func (l *lazyList) ConvertToNative(t reflect.Type) (any, error) {
-	return convert(l, l.decoded(), t)
-}
-
-// ConvertToType is cel-go's list's, with l as the list.
-func (l *lazyList) ConvertToType(t ref.Type) ref.Val {
-	if t == types.ListType {
-		return l
-	}
-	return l.celList.ConvertToType(t)
-}
-
-// Fold is cel-go's list's, handing out CEL values.
-func (l *lazyList) Fold(f traits.Folder) {
-	for i, v := range l.level {
-		if !f.FoldEntry(i, l.adapter.NativeToValue(v)) {
-			return
-		}
-	}
-}
-
-// String is cel-go's list's, which prints the raw elements.
-func (l *lazyList) String() string { return fmt.Sprint(l.decoded()) }
-
-// convert is full's ConvertToNative, self instead of full's own wrapper.
-func convert(self, full ref.Val, t reflect.Type) (any, error) {
-	if types.IsError(full) {
-		return nil, full.(*types.Err)
-	}
-	v, err := full.ConvertToNative(t)
-	if err == nil {
-		if w, ok := v.(ref.Val); ok && w == full {
-			return self, nil
-		}
-	}
-	return v, err
 }

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	lazytypes "github.com/tollgate-dev/tollgate/internal/cel/lazy/types"
 	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 )
 
@@ -113,7 +114,7 @@ func compareLazy(t *testing.T, doc []byte) {
 	}
 	got := NewValues().Object(d)
 	if len(u.Object) > 0 {
-		if _, ok := got.(*lazyMap); !ok {
+		if !lazytypes.IsLazy(got) {
 			t.Fatalf("got %T, want a lazy map", got)
 		}
 	}
