@@ -9,6 +9,7 @@ package cel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -240,6 +241,9 @@ type Input struct {
 	checked bool
 	docs    [2]*lazy.Document
 	docsErr error
+	// deep: an object nests deeper than documents are read (lazy.Deep),
+	// so Check decoded the objects instead, which the evaluation reads.
+	deep bool
 }
 
 // As returns a copy of the input about other objects of another kind, such
@@ -250,7 +254,7 @@ func (in *Input) As(obj, old runtime.Object, kind schema.GroupVersionKind, resou
 	out.ObjectJSON, out.OldObjectJSON, out.Indexed = nil, nil, jsonscan.Indexed{}
 	out.attrs, out.review = nil, nil
 	out.decoded, out.obj, out.old, out.decodeErr = false, nil, nil, nil
-	out.checked, out.docs, out.docsErr = false, [2]*lazy.Document{}, nil
+	out.checked, out.docs, out.docsErr, out.deep = false, [2]*lazy.Document{}, nil, false
 	return &out
 }
 
@@ -266,14 +270,21 @@ func (in *Input) AsJSON(obj, old []byte, kind schema.GroupVersionKind, resource 
 // Check reads ObjectJSON and OldObjectJSON once, for where their objects
 // and arrays end (which the evaluation then reads them by), and returns the
 // error decoding them would return (ObjectFromJSON's: not an object, or
-// nested deeper than it reads), the object's first. Evaluating an input
-// whose bytes Check refuses fails with that error.
+// nested deeper than the apiserver decodes), the object's first.
+// Evaluating an input whose bytes Check refuses fails with that error.
+// Objects nested deeper than their values are read lazily (lazy.Deep) are
+// decoded instead (Objects), as the apiserver decodes them, and every
+// program then decides on the tracked path, on the decoded objects.
 func (in *Input) Check() error {
 	if !in.checked {
 		in.checked = true
 		in.docs[0], in.docsErr = lazy.NewDocument(in.ObjectJSON, in.Indexed)
 		if in.docsErr == nil {
 			in.docs[1], in.docsErr = lazy.NewDocument(in.OldObjectJSON, in.Indexed)
+		}
+		if errors.Is(in.docsErr, lazy.ErrDeep) {
+			in.deep, in.docs = true, [2]*lazy.Document{}
+			_, _, in.docsErr = in.Objects()
 		}
 	}
 	return in.docsErr

@@ -28,14 +28,16 @@ import (
 // decideFast asks the fast path to decide the policy: its decisions, nil
 // when the tracked path must decide (or the input asks for it alone).
 func (p *Program) decideFast(ctx context.Context, in *Input) []validating.PolicyDecision {
-	if p.fast == nil || in.ReferenceOnly || ctx.Err() != nil {
+	// The fast path reads the objects' documents, which objects nested too
+	// deep to be read lazily have none of (Check, deep).
+	if p.fast == nil || in.ReferenceOnly || ctx.Err() != nil || in.Check() != nil || in.deep {
 		return nil
 	}
 	fi := in.fastInput()
 	// The direct evaluator reads the documents alone, not the CEL values
 	// of the objects, request and namespace (values), made only if cel-go
 	// must evaluate.
-	if !fi.ok || in.Check() != nil {
+	if !fi.ok {
 		return nil
 	}
 	denied, how := p.fast.Decide(fi.review, func() (fastpath.Evaluation, bool) {

@@ -40,12 +40,16 @@ func (in *Input) values() *review {
 		return r
 	}
 	adapter := lazy.NewValues()
-	old, err := objectValue(adapter, in.docs[1], in.OldObject)
+	object, oldObject := in.Object, in.OldObject
+	if in.deep { // read decoded (Check decoded them)
+		object, oldObject, _ = in.Objects()
+	}
+	old, err := objectValue(adapter, in.docs[1], oldObject)
 	if err != nil {
 		r.err = fmt.Errorf("failed to prepare oldObject variable for evaluation: %w", err)
 		return r
 	}
-	obj, err := objectValue(adapter, in.docs[0], in.Object)
+	obj, err := objectValue(adapter, in.docs[0], object)
 	if err != nil {
 		r.err = fmt.Errorf("failed to prepare object variable for evaluation: %w", err)
 		return r

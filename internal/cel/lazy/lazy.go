@@ -19,6 +19,7 @@ package lazy
 
 import (
 	"bytes"
+	"errors"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
@@ -82,13 +83,18 @@ type Document struct {
 	read read
 }
 
+// ErrDeep is NewDocument's answer for an object nested deeper than its
+// values are read lazily (Deep): ObjectFromJSON decodes it, as the
+// apiserver's decoder does, and the evaluation reads it decoded.
+var ErrDeep = errors.New("object nested deeper than fastjson reads")
+
 // NewDocument reads the shape and sizes of obj, validated JSON, once
 // (jsonscan.NewIndex; metadata's strings apart, as stats has them), or
 // takes them from in, the indexed review obj is a value of, when it has
-// its objects' sizes; the error is the one ObjectFromJSON would return:
-// obj is no object, or one nested deeper than fastjson reads (its
-// MaxDepth, the one limit it puts on valid JSON). Nil for no bytes, which
-// is no object.
+// its objects' sizes. The error is the one ObjectFromJSON would return
+// when obj is no object, or ErrDeep when it nests deeper than fastjson
+// reads (Deep, its MaxDepth, the one limit it puts on valid JSON). Nil
+// for no bytes, which is no object.
 func NewDocument(obj []byte, in jsonscan.Indexed) (*Document, error) {
 	if len(obj) == 0 {
 		return nil, nil
@@ -99,9 +105,12 @@ func NewDocument(obj []byte, in jsonscan.Indexed) (*Document, error) {
 	x := jsonscan.NewIndex(obj, "metadata")
 	sz, _ := x.Sizes() // NewIndex reads them
 	d := &Document{raw: obj, index: x, Sizes: sz}
-	if jsonscan.TypeOf(obj) != fastjson.TypeObject || d.index.Depth() > fastjson.MaxDepth {
+	if jsonscan.TypeOf(obj) != fastjson.TypeObject {
 		_, err := RuntimeObject(obj)
 		return nil, err
+	}
+	if Deep(d.index.Depth()) {
+		return nil, ErrDeep
 	}
 	d.start = 0
 	for obj[d.start] != '{' { // leading space
@@ -116,7 +125,7 @@ func NewDocument(obj []byte, in jsonscan.Indexed) (*Document, error) {
 // newDocument then says, from obj alone).
 func fromReview(obj []byte, in jsonscan.Indexed) *Document {
 	sz, ok := in.Sizes()
-	if !ok || in.Index().Depth() > fastjson.MaxDepth {
+	if !ok || Deep(in.Index().Depth()) {
 		return nil
 	}
 	at, ok := in.Span(obj)
