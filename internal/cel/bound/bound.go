@@ -198,38 +198,37 @@ func (z *analyzer) expr(e celast.Expr) (aval, float64) {
 		}
 		return v.elem(), c + selectCost
 	case celast.ListKind:
-		var out aval
-		cost := float64(listCreateCost)
 		els := e.AsList().Elements()
-		for _, el := range els {
-			v, c := z.expr(el)
-			nc, ns := v.nested()
-			out.nc, out.ns = max(out.nc, nc), max(out.ns, ns)
-			cost += c
-		}
-		out.c = float64(len(els))
-		return out, cost
+		return z.literal(els, len(els), listCreateCost)
 	case celast.MapKind:
-		var out aval
-		cost := float64(mapCreateCost)
 		entries := e.AsMap().Entries()
+		parts := make([]celast.Expr, 0, 2*len(entries))
 		for _, en := range entries {
 			m := en.AsMapEntry()
-			for _, x := range []celast.Expr{m.Key(), m.Value()} {
-				v, c := z.expr(x)
-				nc, ns := v.nested()
-				out.nc, out.ns = max(out.nc, nc), max(out.ns, ns)
-				cost += c
-			}
+			parts = append(parts, m.Key(), m.Value())
 		}
-		out.c = float64(len(entries))
-		return out, cost
+		return z.literal(parts, len(entries), mapCreateCost)
 	case celast.ComprehensionKind:
 		return z.comprehension(e.AsComprehension())
 	case celast.CallKind:
 		return z.call(e)
 	}
 	return z.fail()
+}
+
+// literal bounds a list or map literal of n entries made of parts (the
+// elements, or the keys and values): n entries, nesting the largest of
+// its parts, costing them and create.
+func (z *analyzer) literal(parts []celast.Expr, n int, create int) (aval, float64) {
+	out := aval{c: float64(n)}
+	cost := float64(create)
+	for _, x := range parts {
+		v, c := z.expr(x)
+		nc, ns := v.nested()
+		out.nc, out.ns = max(out.nc, nc), max(out.ns, ns)
+		cost += c
+	}
+	return out, cost
 }
 
 // comprehension bounds a fold: at most size(range) iterations of the

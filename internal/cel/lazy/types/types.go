@@ -47,15 +47,13 @@ type celList interface {
 }
 
 // baseMap is an object of the review as a CEL map: its first level
-// (nested objects and arrays as what adapter makes values of), and its
-// JSON, raw, which decode makes the whole object of when asked.
+// (nested objects and arrays as what adapter makes values of), and the
+// whole object.
 type baseMap struct {
 	celMap
 	level   map[string]any
 	adapter celtypes.Adapter
-	raw     []byte
-	decode  Decoder
-	full    ref.Val
+	whole   whole
 }
 
 // baseList is an array of the review as a CEL list.
@@ -63,21 +61,27 @@ type baseList struct {
 	celList
 	level   []any
 	adapter celtypes.Adapter
-	raw     []byte
-	decode  Decoder
-	full    ref.Val
+	whole   whole
+}
+
+// whole is an object's or array's JSON, raw, and the whole value decode
+// makes of it, when first asked.
+type whole struct {
+	raw    []byte
+	decode Decoder
+	full   ref.Val
 }
 
 // NewMap is the lazy map of the object raw, of which level is the first
 // level as adapter reads it.
 func NewMap(level map[string]any, adapter celtypes.Adapter, raw []byte, decode Decoder) ref.Val {
-	return &baseMap{celMap: celtypes.NewStringInterfaceMap(adapter, level).(celMap), level: level, adapter: adapter, raw: raw, decode: decode}
+	return &baseMap{celMap: celtypes.NewStringInterfaceMap(adapter, level).(celMap), level: level, adapter: adapter, whole: whole{raw: raw, decode: decode}}
 }
 
 // NewList is the lazy list of the array raw, of which level is the
 // elements as adapter reads them.
 func NewList(level []any, adapter celtypes.Adapter, raw []byte, decode Decoder) ref.Val {
-	return &baseList{celList: celtypes.NewDynamicList(adapter, level).(celList), level: level, adapter: adapter, raw: raw, decode: decode}
+	return &baseList{celList: celtypes.NewDynamicList(adapter, level).(celList), level: level, adapter: adapter, whole: whole{raw: raw, decode: decode}}
 }
 
 // IsLazy tells whether v is a lazy map or list (NewMap, NewList).
@@ -89,28 +93,35 @@ func IsLazy(v any) bool {
 	return false
 }
 
-func (m *baseMap) decoded() ref.Val {
-	if m.full == nil {
-		m.full = m.decode(m.raw)
+func (w *whole) value() ref.Val {
+	if w.full == nil {
+		w.full = w.decode(w.raw)
 	}
-	return m.full
+	return w.full
 }
 
-func (l *baseList) decoded() ref.Val {
-	if l.full == nil {
-		l.full = l.decode(l.raw)
+// native is the whole value's ConvertToNative, self where it would
+// return its own wrapper.
+func (w *whole) native(self ref.Val, t reflect.Type) (any, error) {
+	full := w.value()
+	if celtypes.IsError(full) {
+		return nil, full.(*celtypes.Err)
 	}
-	return l.full
+	v, err := full.ConvertToNative(t)
+	if err == nil {
+		if x, ok := v.(ref.Val); ok && x == full {
+			return self, nil
+		}
+	}
+	return v, err
 }
 
 // Value is the object as decoded.
-func (m *baseMap) Value() any { return m.decoded().Value() }
+func (m *baseMap) Value() any { return m.whole.value().Value() }
 
 // ConvertToNative converts the decoded object, as cel-go's map converts
 // the decoded Go map; where it would return its own wrapper, it returns m.
-func (m *baseMap) ConvertToNative(t reflect.Type) (any, error) {
-	return convert(m, m.decoded(), t)
-}
+func (m *baseMap) ConvertToNative(t reflect.Type) (any, error) { return m.whole.native(m, t) }
 
 // ConvertToType is cel-go's map's, with m as the map.
 func (m *baseMap) ConvertToType(t ref.Type) ref.Val {
@@ -130,14 +141,12 @@ func (m *baseMap) Fold(f traits.Folder) {
 }
 
 // Value is the array as decoded.
-func (l *baseList) Value() any { return l.decoded().Value() }
+func (l *baseList) Value() any { return l.whole.value().Value() }
 
 // ConvertToNative converts the decoded array, as cel-go's list converts
 // the decoded Go slice; where it would return its own wrapper, it returns
 // l.
-func (l *baseList) ConvertToNative(t reflect.Type) (any, error) {
-	return convert(l, l.decoded(), t)
-}
+func (l *baseList) ConvertToNative(t reflect.Type) (any, error) { return l.whole.native(l, t) }
 
 // ConvertToType is cel-go's list's, with l as the list.
 func (l *baseList) ConvertToType(t ref.Type) ref.Val {
@@ -157,18 +166,4 @@ func (l *baseList) Fold(f traits.Folder) {
 }
 
 // String is cel-go's list's, which prints the raw elements.
-func (l *baseList) String() string { return fmt.Sprint(l.decoded()) }
-
-// convert is full's ConvertToNative, self instead of full's own wrapper.
-func convert(self, full ref.Val, t reflect.Type) (any, error) {
-	if celtypes.IsError(full) {
-		return nil, full.(*celtypes.Err)
-	}
-	v, err := full.ConvertToNative(t)
-	if err == nil {
-		if w, ok := v.(ref.Val); ok && w == full {
-			return self, nil
-		}
-	}
-	return v, err
-}
+func (l *baseList) String() string { return fmt.Sprint(l.whole.value()) }
