@@ -184,7 +184,7 @@ func (p *Program) CheckDirect(in *Input) DirectCheck {
 	}
 	fast := &policyEval{ctx: context.Background(), p: p, r: r, done: map[string]*varResult{}, shared: map[string]*varResult{}, untracked: true}
 	fc := fast.newContext()
-	review := *fi.review // its own caches
+	review := fi.review // its own caches
 	return p.fast.CheckDirect(&review, lazy.NewValues(), fc.act, func(i int) (ref.Val, error) {
 		v := p.variables[i]
 		fc.resolve(v)

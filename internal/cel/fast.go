@@ -40,7 +40,7 @@ func (p *Program) decideFast(ctx context.Context, in *Input) []validating.Policy
 	if !fi.ok {
 		return nil
 	}
-	denied, how := p.fast.Decide(fi.review, func() (fastpath.Evaluation, bool) {
+	denied, how := p.fast.Decide(&fi.review, func() (fastpath.Evaluation, bool) {
 		r := in.values()
 		if r.err != nil {
 			return nil, false
@@ -146,7 +146,7 @@ type fastInput struct {
 	kind             schema.GroupVersionKind
 	resource         schema.GroupVersionResource
 	ok               bool
-	review           *fastpath.Review
+	review           fastpath.Review // held here: one allocation per input, not two
 	shared           map[string]*varResult
 }
 
@@ -159,7 +159,7 @@ func (in *Input) fastInput() *fastInput {
 		kind: in.Kind, resource: in.Resource, shared: map[string]*varResult{}}
 	st, ok := inputStats(in)
 	f.ok = ok
-	f.review = &fastpath.Review{Docs: in.docs, Stats: st,
+	f.review = fastpath.Review{Docs: in.docs, Stats: st,
 		Decoded:   (in.docs[0] == nil && in.Object != nil) || (in.docs[1] == nil && in.OldObject != nil),
 		Namespace: in.Namespace, Name: in.Name, Operation: in.Operation, SubResource: in.SubResource}
 	in.fast = f
