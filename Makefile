@@ -96,7 +96,7 @@ fuzz-short: ## Each fuzz target on its count of inputs (about 3 minutes in all);
 	$(call fuzz,20000,FuzzScan,./internal/jsonscan)
 	$(call fuzz,20000,FuzzValid,./internal/jsonscan)
 	$(call fuzz,2000,FuzzEvaluateAsReference,./internal/cel)
-	$(call fuzz,5000,FuzzLazyValues,./internal/cel)
+	$(call fuzz,5000,FuzzLazyValues,./internal/cel/lazy)
 	$(call fuzz,2000,FuzzCostBoundHolds,./internal/cel)
 	$(call fuzz,5000,FuzzTemplateFromJSON,./internal/engine)
 

@@ -49,7 +49,9 @@ func Decode(body []byte) (*Review, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, fmt.Errorf("%w: empty body", ErrBadReview)
 	}
-	doc, err := jsonscan.ValidIndexed(body, objectSizing)
+	// The objects nest as deep as the apiserver decodes them (encoding/json's
+	// 10,000 levels), two levels down: request.object.
+	doc, err := jsonscan.ValidIndexedBelow(body, objectSizing, 2)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadReview, err)
 	}

@@ -40,8 +40,9 @@ func FuzzDecode(f *testing.F) {
 		// Decode reads every review as the previous decoder, which parsed
 		// the whole body with fastjson and re-encoded the objects, did.
 		// (It refused objects nested deeper than fastjson's 300 levels,
-		// which Decode hands on, up to encoding/json's 10,000; the policies'
-		// own parsing refuses them with a 400 denial.)
+		// which Decode hands on, up to encoding/json's 10,000 and the
+		// apiserver's, two levels down; the policies decode them as the
+		// apiserver does.)
 		ref, err := referenceDecode(body)
 		if err != nil {
 			return

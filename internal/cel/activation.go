@@ -3,6 +3,8 @@ package cel
 import (
 	"github.com/google/cel-go/interpreter"
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
+
+	"github.com/tollgate-dev/tollgate/internal/cel/fastpath"
 )
 
 // activation resolves the variables of a tollgate policy's expressions as
@@ -12,13 +14,16 @@ type activation struct {
 	r         *review
 	variables any
 	// offPath: an untracked evaluation under it left what the bound
-	// assumes (guard.go).
+	// assumes (fastpath's guards).
 	offPath bool
 }
 
+// MarkOffPath is fastpath.OffPath's.
+func (a *activation) MarkOffPath() { a.offPath = true }
+
 func (a *activation) ResolveName(name string) (any, bool) {
 	switch name {
-	case offPathName:
+	case fastpath.OffPathName:
 		return a, true
 	case plugincel.ObjectVarName:
 		return a.r.object, true

@@ -1,10 +1,13 @@
 package cel
 
 import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	k8sadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/cel/lazy"
 )
 
 // Attributes is a review as the apiserver's admission plugins see it, with
@@ -23,3 +26,12 @@ func Attributes(req *admission.Request) (k8sadmission.Attributes, error) {
 		k8sadmission.Operation(req.Operation), nil, req.DryRun,
 		&user.DefaultInfo{Name: req.UserInfo.Username, UID: req.UserInfo.UID, Groups: req.UserInfo.Groups}), nil
 }
+
+// ObjectFromJSON decodes an object for CEL as the apiserver does for
+// unstructured objects (lazy.ObjectFromJSON).
+func ObjectFromJSON(raw []byte) (*unstructured.Unstructured, error) { return lazy.ObjectFromJSON(raw) }
+
+// RuntimeObject is ObjectFromJSON for an optional object: no bytes give a
+// nil interface, which the CEL variables read as null (oldObject on
+// CREATE, object on DELETE).
+func RuntimeObject(raw []byte) (runtime.Object, error) { return lazy.RuntimeObject(raw) }

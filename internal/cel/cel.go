@@ -10,24 +10,18 @@ package cel
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	k8sadmission "k8s.io/apiserver/pkg/admission"
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
-	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/cel/environment"
 
-	"github.com/tollgate-dev/tollgate/internal/jsonscan"
+	"github.com/tollgate-dev/tollgate/internal/cel/fastpath"
 )
 
 // Spec is the CEL part of a policy.
@@ -69,9 +63,13 @@ type Program struct {
 		once      sync.Once
 		validator validating.Validator
 	}
-	// fast is the fast path's (fast.go), nil when an expression could not
-	// be planned untracked (then the tracked path always).
-	fast *fastPath
+	// fast is the policy planned for the fast path (package fastpath),
+	// nil when an expression could not be planned untracked (then the
+	// tracked path always); admitted its decisions when every rule admits.
+	fast     *fastpath.Policy
+	admitted []validating.PolicyDecision
+	// counts, when set (by tests only), counts how the fast path decided.
+	counts *counts
 }
 
 // variable is the policy's variable of that name, nil if none.
@@ -105,7 +103,7 @@ func compile(spec Spec, path *field.Path) (*Program, validating.Validator, field
 			errs = append(errs, field.Invalid(path.Child("variables").Index(i).Child("expression"), v.Expression, res.Error.Detail))
 		}
 		cv := &variable{name: v.Name, result: res, independent: !References("variables", v.Expression) && !References("authorizer", v.Expression)}
-		cv.untracked = untrackedFor(res)
+		cv.untracked = fastpath.Plan(res)
 		planned = planned && cv.untracked != nil
 		if _, ok := p.byName[v.Name]; !ok {
 			p.variables = append(p.variables, cv)
@@ -120,13 +118,13 @@ func compile(spec Spec, path *field.Path) (*Program, validating.Validator, field
 	}
 	// each compiles every expression as the apiserver's condition compiler
 	// does, and plans it untracked for the fast path.
-	each := func(accessors []plugincel.ExpressionAccessor, d plugincel.OptionalVariableDeclarations) ([]plugincel.CompilationResult, []*untracked) {
+	each := func(accessors []plugincel.ExpressionAccessor, d plugincel.OptionalVariableDeclarations) ([]plugincel.CompilationResult, []*fastpath.Untracked) {
 		out := make([]plugincel.CompilationResult, len(accessors))
-		fast := make([]*untracked, len(accessors))
+		fast := make([]*fastpath.Untracked, len(accessors))
 		for i, a := range accessors {
 			if a != nil {
 				out[i] = compiler.CompileCELExpression(a, d, environment.StoredExpressions)
-				fast[i] = untrackedFor(out[i])
+				fast[i] = fastpath.Plan(out[i])
 				planned = planned && fast[i] != nil
 			}
 		}
@@ -172,151 +170,18 @@ func compile(spec Spec, path *field.Path) (*Program, validating.Validator, field
 	if len(errs) > 0 {
 		return nil, nil, errs
 	}
-	fast := &fastPath{}
-	p.rules, fast.rules = each(rules, decls)
-	p.messages, fast.messages = each(messages, plugincel.OptionalVariableDeclarations{})
+	var fastRules, fastMessages []*fastpath.Untracked
+	p.rules, fastRules = each(rules, decls)
+	p.messages, fastMessages = each(messages, plugincel.OptionalVariableDeclarations{})
 	if planned {
-		p.fast = fast
-		var plans [][]dexpr
-		fast.directVars, plans = directPlans(p.variables, fast.rules, fast.messages)
-		fast.directRules, fast.directMessages = plans[0], plans[1]
-		if slices.ContainsFunc(fast.directRules, func(e dexpr) bool { return e == nil }) {
-			fast.directRules = nil
+		vars := make([]fastpath.Var, len(p.variables))
+		for i, v := range p.variables {
+			vars[i] = fastpath.Var{Name: v.name, Text: v.result.ExpressionAccessor.GetExpression(), Independent: v.independent, Prog: v.untracked}
 		}
-		fast.admitted = admitted(len(p.rules))
+		p.fast = fastpath.New(vars, fastRules, fastMessages)
+		p.admitted = admitted(len(p.rules))
 	}
 	return p, validator, nil
-}
-
-// Input is one request as the CEL variables see it.
-type Input struct {
-	// Object and OldObject are the objects, nil for none; an input made
-	// with ObjectJSON (OldObjectJSON) may leave it nil: Objects decodes it
-	// when something needs it decoded.
-	Object, OldObject runtime.Object
-	Kind              schema.GroupVersionKind
-	Resource          schema.GroupVersionResource
-	SubResource       string
-	Name, Namespace   string
-	Operation         string
-	DryRun            bool
-	User              user.Info
-	NamespaceObject   *corev1.Namespace
-	// ObjectJSON and OldObjectJSON are Object and OldObject as the review
-	// carries them (validated JSON), when it does: the evaluation of
-	// tollgate's CEL policies reads the values the expressions reach from
-	// them instead of decoding the whole objects. Check them first. As
-	// clears them: its objects are made, not carried.
-	ObjectJSON, OldObjectJSON []byte
-	// Indexed, when it has sizes, is the validated JSON ObjectJSON and
-	// OldObjectJSON are values of, indexed, with their sizes, as
-	// admission.Decode reads a review (Request.Indexed): Check then reads
-	// them from it instead of indexing them again.
-	Indexed jsonscan.Indexed
-
-	// attrs and review are built on first use and shared by every policy
-	// evaluated on this input, so the objects' CEL values are converted once
-	// per request.
-	attrs  *k8sadmission.VersionedAttributes
-	review *review
-	// fast is what the fast path reads of the input (fast.go), built on
-	// first use; it checks it was built for this input's objects.
-	fast *fastInput
-	// obj and old are the objects as Objects returns them, decoded from
-	// the bytes where Object or OldObject is nil; decodeErr why they could
-	// not be, once tried.
-	decoded   bool
-	obj, old  runtime.Object
-	decodeErr error
-	// docs are ObjectJSON and OldObjectJSON as read by Check, and docsErr
-	// why they cannot be read.
-	checked bool
-	docs    [2]*document
-	docsErr error
-}
-
-// As returns a copy of the input about other objects of another kind, such
-// as the Pod a Deployment's template makes.
-func (in *Input) As(obj, old runtime.Object, kind schema.GroupVersionKind, resource schema.GroupVersionResource) *Input {
-	out := *in
-	out.Object, out.OldObject, out.Kind, out.Resource = obj, old, kind, resource
-	out.ObjectJSON, out.OldObjectJSON, out.Indexed = nil, nil, jsonscan.Indexed{}
-	out.attrs, out.review = nil, nil
-	out.decoded, out.obj, out.old, out.decodeErr = false, nil, nil, nil
-	out.checked, out.docs, out.docsErr = false, [2]*document{}, nil
-	return &out
-}
-
-// AsJSON is As for objects given as JSON (validated, as a review's; nil
-// for none), which the evaluation reads as it reads a review's: Check
-// the copy first.
-func (in *Input) AsJSON(obj, old []byte, kind schema.GroupVersionKind, resource schema.GroupVersionResource) *Input {
-	out := in.As(nil, nil, kind, resource)
-	out.ObjectJSON, out.OldObjectJSON = obj, old
-	return out
-}
-
-// Check reads ObjectJSON and OldObjectJSON once, for where their objects
-// and arrays end (which the evaluation then reads them by), and returns the
-// error decoding them would return (ObjectFromJSON's: not an object, or
-// nested deeper than it reads), the object's first. Evaluating an input
-// whose bytes Check refuses fails with that error.
-func (in *Input) Check() error {
-	if !in.checked {
-		in.checked = true
-		in.docs[0], in.docsErr = newDocument(in.ObjectJSON, in.Indexed)
-		if in.docsErr == nil {
-			in.docs[1], in.docsErr = newDocument(in.OldObjectJSON, in.Indexed)
-		}
-	}
-	return in.docsErr
-}
-
-// Documents are the indexed JSON Check read ObjectJSON and OldObjectJSON
-// in (each a value of its document, which may hold more), the zero
-// Indexed for those it did not (no bytes, refused, or not checked yet).
-func (in *Input) Documents() (obj, old jsonscan.Indexed) {
-	var x [2]jsonscan.Indexed
-	for i, d := range in.docs {
-		if d != nil {
-			x[i] = jsonscan.IndexedOf(d.raw, d.index)
-		}
-	}
-	return x[0], x[1]
-}
-
-// Objects returns Object and OldObject, decoding on first use those the
-// input carries only as JSON (ObjectFromJSON), without setting the fields;
-// the apiserver's evaluators and Pod templates read objects, not bytes.
-func (in *Input) Objects() (obj, old runtime.Object, err error) {
-	if !in.decoded {
-		in.decoded = true
-		in.obj, in.old = in.Object, in.OldObject
-		if in.obj == nil {
-			in.obj, in.decodeErr = RuntimeObject(in.ObjectJSON)
-		}
-		if in.old == nil && in.decodeErr == nil {
-			in.old, in.decodeErr = RuntimeObject(in.OldObjectJSON)
-		}
-	}
-	return in.obj, in.old, in.decodeErr
-}
-
-// versioned is the input as the apiserver's evaluators read it, the
-// objects decoded (Objects; an object Check refuses reads as none).
-func (in *Input) versioned() *k8sadmission.VersionedAttributes {
-	if in.attrs == nil {
-		obj, old, _ := in.Objects()
-		in.attrs = &k8sadmission.VersionedAttributes{Attributes: in.attributes(obj, old), VersionedKind: in.Kind,
-			VersionedObject: k8sadmission.NewLazyObject(obj), VersionedOldObject: k8sadmission.NewLazyObject(old)}
-	}
-	return in.attrs
-}
-
-// attributes is the request with obj and old as its objects.
-func (in *Input) attributes(obj, old runtime.Object) k8sadmission.Attributes {
-	return k8sadmission.NewAttributesRecord(obj, old, in.Kind, in.Namespace, in.Name, in.Resource, in.SubResource,
-		k8sadmission.Operation(in.Operation), nil, in.DryRun, in.User)
 }
 
 // Outcome is what a program made of an input.

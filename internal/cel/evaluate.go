@@ -23,8 +23,8 @@ import (
 // decisions, messages and cost budget. EvaluateReference is the
 // apiserver's validator itself, which the tests compare it with.
 //
-// It first tries the fast path (fast.go), which admits, or, with the
-// direct evaluator, denies too.
+// It first asks the fast path (package fastpath, through fast.go), which
+// admits, or, with the direct evaluator, denies too.
 func (p *Program) validate(ctx context.Context, in *Input) []validating.PolicyDecision {
 	if d := p.decideFast(ctx, in); d != nil {
 		return d

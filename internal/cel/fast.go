@@ -2,313 +2,84 @@ package cel
 
 import (
 	"context"
-	"math"
-	"math/bits"
 	"reflect"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/interpreter"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
-	celconfig "k8s.io/apiserver/pkg/apis/cel"
+
+	"github.com/google/cel-go/common/types"
+
+	"github.com/tollgate-dev/tollgate/internal/cel/bound"
+	"github.com/tollgate-dev/tollgate/internal/cel/fastpath"
 )
 
-// The fast path: a policy's rules and the variables they read evaluated
-// without cost tracking, when a bound (bound.go) proves that for this
-// review's sizes no expression can reach the per-call limit and the
-// policy cannot reach the budget, by a margin of 10. Cost changes a
-// decision only at a limit, so the values decide as the apiserver's
-// validator would. The message expressions, which the validator
-// evaluates even when every rule admits and whose cost counts against the
-// remaining budget, are bounded too. When the sizes bound the rules and
-// variables but not the message expressions or the whole policy, the
-// rules run first and the policy is bounded again with the sizes of the
-// values of the variables they evaluated (costBounds with values).
-//
-// Two evaluators, each giving the tracked programs' values:
-//   - the direct evaluator (direct.go, directpath.go) first, where every
-//     rule has a plan: it admits, or denies with the message the
-//     validator words, or gives up;
-//   - else the untracked programs (untracked.go), whose only outcome is
-//     "every rule admits".
-//
-// In every other case (a rule false or failing on the untracked programs,
-// a variable failing, no bound, sizes too large) the policy is evaluated
-// again on the tracked path from scratch (evaluation is pure), so
-// denials, messages, errors and budget errors are the validator's.
+// The reference path's side of the fast path (package fastpath): what it
+// reads of an input (fastInput, built once per input), the untracked
+// evaluation it runs in this package's activation (untrackedEval), and
+// the decisions worded from its answer as the validator words them.
 
-// margin is how far below each limit the bound must be.
-const margin = 10
-
-// fastPath is what a program needs for the fast path.
-type fastPath struct {
-	// rules and messages are the rules' and message expressions' untracked
-	// programs (nil where a rule has no message expression); the
-	// variables' are on the variables.
-	rules, messages []*untracked
-	// directVars, directRules and directMessages are the variables',
-	// rules' and message expressions' plans for the direct evaluator
-	// (direct.go); directRules nil when a rule has none.
-	directVars                  []*dplan
-	directRules, directMessages []dexpr
-	// admitted are the decisions when every rule admits.
-	admitted []validating.PolicyDecision
-	// qualified memoizes qualifies by the stats' sizes rounded up to
-	// powers of two (key), each a verdict.
-	qualified sync.Map
-	// refined memoizes the refined bound's ok by the rounded stats and
-	// variables' sizes (roundedKnown).
-	refinedMu sync.RWMutex
-	refined   map[string]bool
-	// admits counts the evaluations the fast path admitted, direct those
-	// the direct evaluator did, denials those it denied.
-	admits, direct, denials atomic.Int64
-}
-
-// verdict is what a policy's bound says for some sizes.
-type verdict uint8
-
-const (
-	// unbounded: some variable or rule has no bound under the per-call
-	// share; the rules cannot run untracked.
-	unbounded verdict = iota
-	// rulesBounded: every variable and rule is bounded under the per-call
-	// share, but the message expressions, or the total, are not bounded
-	// under their share by the stats alone: the rules may run untracked,
-	// and the bound is computed again with the sizes of the variables'
-	// values (refined).
-	rulesBounded
-	// bounded: the whole policy is bounded under its shares.
-	bounded
-)
-
-// qualifies is the policy's verdict for st, computed for st's sizes
-// rounded up to powers of two (a bound for larger sizes holds for smaller
-// ones) and memoized.
-func (f *fastPath) qualifies(p *Program, st stats) verdict {
-	key, rounded, ok := roundedStats(st)
-	if !ok {
-		return unbounded
-	}
-	if q, ok := f.qualified.Load(key); ok {
-		return q.(verdict)
-	}
-	q := p.costBounds(rounded, nil).verdict()
-	f.qualified.Store(key, q)
-	return q
-}
-
-// roundedStats are st rounded up to powers of two, and their key.
-func roundedStats(st stats) (uint32, stats, bool) {
-	kl, km, kr := log2Up(st.l), log2Up(st.tm), log2Up(st.tr)
-	if max(kl, km, kr) > 40 {
-		return 0, stats{}, false
-	}
-	return kl<<12 | km<<6 | kr, stats{float64(uint64(1) << kl), float64(uint64(1) << km), float64(uint64(1) << kr)}, true
-}
-
-// refinedOK tells whether the policy is bounded for st with the values
-// of the variables in done (costBounds): first with their own sizes
-// alone, then with their nested ones too (reading their values costs
-// allocations), each computed for the sizes rounded up to powers of two
-// and memoized.
-func (f *fastPath) refinedOK(p *Program, st stats, done map[string]*varResult) bool {
-	return f.refinedWith(p, st, p.knownSizes(done, false)) || f.refinedWith(p, st, p.knownSizes(done, true))
-}
-
-func (f *fastPath) refinedWith(p *Program, st stats, ks []known) bool {
-	sk, rounded, ok := roundedStats(st)
-	if !ok {
-		return false
-	}
-	var buf [64]byte
-	key, ok := roundedKnown(ks, append(buf[:0], byte(sk>>16), byte(sk>>8), byte(sk)))
-	if !ok {
-		return false
-	}
-	f.refinedMu.RLock()
-	q, found := f.refined[string(key)]
-	f.refinedMu.RUnlock()
-	if found {
-		return q
-	}
-	q = p.costBounds(rounded, ks).ok
-	f.refinedMu.Lock()
-	if f.refined == nil {
-		f.refined = map[string]bool{}
-	}
-	if len(f.refined) < 4096 {
-		f.refined[string(key)] = q
-	}
-	f.refinedMu.Unlock()
-	return q
-}
-
-// log2Up is the least k with 2^k >= x, at most 41.
-func log2Up(x float64) uint32 {
-	switch {
-	case !(x > 1): // NaN too
-		return 0
-	case x > 1<<40:
-		return 41
-	}
-	return uint32(bits.Len64(uint64(math.Ceil(x)) - 1))
-}
-
-// policyBounds are the bounds of a policy's expressions for one stats
-// (-1: none); run: every variable and rule is bounded under the per-call
-// share; ok: the whole policy qualifies for the fast path.
-type policyBounds struct {
-	vars            map[string]float64
-	rules, messages []float64
-	total           float64
-	run, ok         bool
-}
-
-func (b policyBounds) verdict() verdict {
-	switch {
-	case b.ok:
-		return bounded
-	case b.run:
-		return rulesBounded
-	}
-	return unbounded
-}
-
-// costBounds bounds every expression of the program for st. Each
-// variable is charged twice: once in the rules' context, once in the
-// message expressions', where the apiserver evaluates it again.
-//
-// known, when not nil, are the sizes of the values of variables already
-// evaluated on this review (untracked, knownSizes): they replace the
-// bounds of those values in what reads them. Their costs are still bounded, as the
-// apiserver's evaluations of them in either context are charged; only
-// their values are known, and evaluation is pure: the tracked programs
-// give the same values, of the same sizes.
-func (p *Program) costBounds(st stats, known []known) policyBounds {
-	f := p.fast
-	b := policyBounds{vars: map[string]float64{}, run: f != nil}
-	if f == nil {
-		return b
-	}
-	z := newAnalyzer(st)
-	perCall := float64(celconfig.PerCallLimit) / margin
-	// charge bounds one expression, charged times. A message expression
-	// reaching the per-call limit fails alone (its rule keeps its
-	// decision): only its cost counts, against the budget.
-	messagesOK, messages := true, false
-	charge := func(u *untracked, times float64) (aval, float64, bool) {
-		message := times == 0
-		times = max(times, 1)
-		z.guarded = !message
-		fail := func() {
-			if message {
-				messagesOK = false
-			} else {
-				b.run = false
-			}
-		}
-		if u == nil {
-			fail()
-			return aval{}, -1, false
-		}
-		v, c, ok := z.bound(u.ast)
-		if !ok || (c > perCall && !message) {
-			fail()
-		}
-		if !ok {
-			return aval{}, -1, false
-		}
-		b.total += times * c
-		return v, c, true
-	}
-	// guarded are the variables whose bound holds only when evaluated
-	// guarded, and not evaluated yet: the message expressions' context
-	// evaluates them unguarded.
-	var guarded bool
-	for i, v := range p.variables {
-		val, c, ok := charge(v.untracked, 2)
-		b.vars[v.name] = c
-		if known != nil && known[i].set {
-			val, ok = known[i].over(val, ok)
-		} else if z.guard {
-			guarded = true
-		}
-		if ok {
-			z.vars[v.name] = val
-		}
-	}
-	for _, u := range f.rules {
-		_, c, _ := charge(u, 1)
-		b.rules = append(b.rules, c)
-	}
-	for _, u := range f.messages {
-		if u == nil {
-			b.messages = append(b.messages, -1)
-			continue
-		}
-		_, c, _ := charge(u, 0)
-		b.messages = append(b.messages, c)
-		messages = true
-	}
-	b.ok = b.run && messagesOK && !(guarded && messages) && b.total <= float64(celconfig.RuntimeCELCostBudget)/margin && !math.IsNaN(b.total)
-	return b
-}
-
-// decideFast is the fast path: the decisions of the policy, nil when
-// the tracked path must decide. The direct evaluator first
-// (decideDirect), which admits or denies; else the untracked programs,
-// which only admit: every rule true.
+// decideFast asks the fast path to decide the policy: its decisions, nil
+// when the tracked path must decide (or the input asks for it alone).
 func (p *Program) decideFast(ctx context.Context, in *Input) []validating.PolicyDecision {
-	f := p.fast
-	if f == nil || ctx.Err() != nil {
+	// The fast path reads the objects' documents, which objects nested too
+	// deep to be read lazily have none of (Check, deep).
+	if p.fast == nil || in.ReferenceOnly || ctx.Err() != nil || in.Check() != nil || in.deep {
 		return nil
 	}
 	fi := in.fastInput()
-	if !fi.ok {
-		return nil
-	}
-	q := f.qualifies(p, fi.st)
-	if q == unbounded {
-		return nil
-	}
 	// The direct evaluator reads the documents alone, not the CEL values
 	// of the objects, request and namespace (values), made only if cel-go
 	// must evaluate.
-	if in.Check() != nil {
+	if !fi.ok {
 		return nil
 	}
-	if d, admits, decided := p.decideDirect(in, fi, q); decided {
-		if admits {
-			f.admits.Add(1)
-			f.direct.Add(1)
-		} else {
-			f.denials.Add(1)
+	denied, how := p.fast.Decide(&fi.review, func() (fastpath.Evaluation, bool) {
+		r := in.values()
+		if r.err != nil {
+			return nil, false
 		}
-		return d
+		e := &policyEval{ctx: ctx, p: p, r: r, untracked: true, shared: fi.shared}
+		return &untrackedEval{e: e, c: e.newContext()}, true
+	})
+	if p.counts != nil {
+		p.counts.add(how)
 	}
-	r := in.values()
-	if r.err != nil {
+	switch how {
+	case fastpath.GaveWay:
 		return nil
+	case fastpath.DirectDeny:
+		return p.denials(denied)
 	}
-	e := &policyEval{ctx: ctx, p: p, r: r, untracked: true, shared: fi.shared}
-	c := e.newContext()
-	for _, u := range f.rules {
-		v, err := u.eval(c.act)
-		if err != nil || e.failed || c.act.offPath || v != types.True {
-			return nil
+	return p.admitted
+}
+
+// denials are the decisions of a policy whose rules in denied are false
+// and the others true, their messages worded as the validator words them.
+func (p *Program) denials(denied []fastpath.Denial) []validating.PolicyDecision {
+	d := make([]validating.PolicyDecision, len(p.rules))
+	copy(d, p.admitted)
+	for _, x := range denied {
+		i := x.Rule
+		validation := p.rules[i].ExpressionAccessor.(*validating.ValidationCondition)
+		var result *plugincel.EvaluationResult
+		if x.HasMessage {
+			result = &plugincel.EvaluationResult{EvalResult: types.String(x.Message)}
 		}
+		d[i].Action, d[i].Evaluation = validating.ActionDeny, validating.EvalDeny
+		d[i].Reason = metav1.StatusReasonInvalid
+		if validation.Reason != nil {
+			d[i].Reason = *validation.Reason
+		}
+		d[i].Message = denialMessage(validation, result)
 	}
-	// The message expressions, bounded again with the sizes of the
-	// variables the rules evaluated.
-	if q == rulesBounded && !f.refinedOK(p, fi.st, e.done) {
-		return nil
-	}
-	f.admits.Add(1)
-	return f.admitted
+	return d
 }
 
 // admitted are the decisions of a policy whose every rule admits, made
@@ -321,22 +92,62 @@ func admitted(rules int) []validating.PolicyDecision {
 	return d
 }
 
+// untrackedEval is the fast path's evaluation of a policy's untracked
+// programs in this package's activation, variables untracked.
+type untrackedEval struct {
+	e *policyEval
+	c *varContext
+}
+
+func (u *untrackedEval) Activation() interpreter.Activation { return u.c.act }
+func (u *untrackedEval) Failed() bool                       { return u.e.failed || u.c.act.offPath }
+func (u *untrackedEval) Known(walk bool) []bound.Known      { return u.e.p.knownSizes(u.e.done, walk) }
+
+// knownSizes are the known sizes of the variables evaluated without error
+// in done, by the program's variables' order, nested ones only if walk.
+func (p *Program) knownSizes(done map[string]*varResult, walk bool) []bound.Known {
+	out := make([]bound.Known, len(p.variables))
+	for i, v := range p.variables {
+		if r := done[v.name]; r != nil && r.err == nil && !r.noDetail && !r.noCost && r.val != nil {
+			out[i] = bound.ValueSizes(r.val, walk)
+		}
+	}
+	return out
+}
+
+// counts are how the fast path decided a program's evaluations, kept
+// only when a test asks (Program.counts): off the request path otherwise.
+type counts struct {
+	// admits counts the evaluations the fast path admitted, direct those
+	// the direct evaluator did, denials those it denied.
+	admits, direct, denials atomic.Int64
+}
+
+func (c *counts) add(how fastpath.How) {
+	switch how {
+	case fastpath.DirectAdmit:
+		c.admits.Add(1)
+		c.direct.Add(1)
+	case fastpath.UntrackedAdmit:
+		c.admits.Add(1)
+	case fastpath.DirectDeny:
+		c.denials.Add(1)
+	}
+}
+
 // fastInput is what the fast path reads of an input, built once per input
-// and shared by its policies: its stats, and the untracked values of the
-// variables that read nothing but the review (by expression text). It
-// remembers which objects it was made for: a copy (As) about other objects
-// makes its own.
+// and shared by its policies: its review (documents, request fields,
+// sizes), and the untracked values of the variables that read nothing but
+// the review (by expression text). It remembers which objects it was made
+// for: a copy (As) about other objects makes its own.
 type fastInput struct {
 	obj, old         runtime.Object
 	objJSON, oldJSON []byte
 	kind             schema.GroupVersionKind
 	resource         schema.GroupVersionResource
-	st               stats
 	ok               bool
+	review           fastpath.Review // held here: one allocation per input, not two
 	shared           map[string]*varResult
-	// direct are the direct evaluator's values of the independent
-	// variables, by expression.
-	direct map[string]dval
 }
 
 func (in *Input) fastInput() *fastInput {
@@ -345,10 +156,49 @@ func (in *Input) fastInput() *fastInput {
 		return f
 	}
 	f := &fastInput{obj: in.Object, old: in.OldObject, objJSON: in.ObjectJSON, oldJSON: in.OldObjectJSON,
-		kind: in.Kind, resource: in.Resource, shared: map[string]*varResult{}, direct: map[string]dval{}}
-	f.st, f.ok = inputStats(in)
+		kind: in.Kind, resource: in.Resource, shared: map[string]*varResult{}}
+	st, ok := inputStats(in)
+	f.ok = ok
+	f.review = fastpath.Review{Docs: in.docs, Stats: st,
+		Decoded:   (in.docs[0] == nil && in.Object != nil) || (in.docs[1] == nil && in.OldObject != nil),
+		Namespace: in.Namespace, Name: in.Name, Operation: in.Operation, SubResource: in.SubResource}
 	in.fast = f
 	return f
+}
+
+// inputStats are the review's sizes (bound.Stats) for the bound: the
+// largest list length, map size and string length in object, oldObject,
+// request and namespaceObject. ok false when an object is of a kind they
+// cannot be read from (then no fast path).
+func inputStats(in *Input) (bound.Stats, bool) {
+	var st bound.Stats
+	if (in.ObjectJSON != nil || in.OldObjectJSON != nil) && in.Check() != nil {
+		return bound.Stats{}, false // evaluating fails
+	}
+	for i, o := range []struct {
+		raw []byte
+		obj runtime.Object
+	}{{in.ObjectJSON, in.Object}, {in.OldObjectJSON, in.OldObject}} {
+		var s bound.Stats
+		switch u, isU := o.obj.(*unstructured.Unstructured); {
+		case o.raw != nil:
+			if d := in.docs[i]; d != nil { // the sizes Check read
+				s = bound.StatsOf(d.Sizes)
+			}
+		case o.obj == nil:
+		case isU && u != nil:
+			s = bound.ObjectStats(u.Object)
+		default:
+			return bound.Stats{}, false
+		}
+		st = bound.Max(st, s)
+	}
+	st = bound.Max(st, bound.RequestStats(in.User, in.Kind.Group, in.Kind.Version, in.Kind.Kind, in.Resource.Group,
+		in.Resource.Version, in.Resource.Resource, in.SubResource, in.Name, in.Namespace, in.Operation))
+	if in.NamespaceObject != nil {
+		st = bound.Max(st, bound.NamespaceStats(in.NamespaceObject))
+	}
+	return st, true
 }
 
 // sameObject tells whether a and b are the same pointer (or both nil).

@@ -86,7 +86,7 @@ func refinedPrograms(t testing.TB) []named {
 		if len(errs) > 0 {
 			t.Fatal(errs)
 		}
-		out = append(out, named{"refined: " + rule, p})
+		out = append(out, named{"refined: " + rule, p.Count()})
 	}
 	return out
 }
@@ -187,6 +187,7 @@ func TestNoBoundBudget(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
+	p.Count()
 	in := podInput(t, js)
 	got, want := p.Evaluate(context.Background(), in()), p.EvaluateReference(context.Background(), in())
 	if !sameOutcome(got, want) {
@@ -245,7 +246,7 @@ func TestGuardedReceiver(t *testing.T) {
 		if len(errs) > 0 {
 			t.Fatal(errs)
 		}
-		programs = append(programs, p)
+		programs = append(programs, p.Count())
 	}
 	pod := func(image any) []byte {
 		js, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "p"},
@@ -309,5 +310,31 @@ func TestLog2Up(t *testing.T) {
 		if got, want := cel.Log2Up(x), loop(x); got != want {
 			t.Errorf("log2Up(%v) = %d, want %d", x, got, want)
 		}
+	}
+}
+
+// TestReferenceOnly: an input marked ReferenceOnly (--cel-fast-path=false)
+// is decided on the tracked path alone, as the fast path decides it.
+func TestReferenceOnly(t *testing.T) {
+	programs := libraryPrograms(t)
+	in := inputs(t)["review-pod-create.json"]
+	for _, p := range programs {
+		before := p.p.FastAdmits()
+		slow := fastInput(in())
+		slow.ReferenceOnly = true
+		got := p.p.Evaluate(context.Background(), slow)
+		if p.p.FastAdmits() != before {
+			t.Errorf("%s: the fast path decided a ReferenceOnly input", p.name)
+		}
+		if want := p.p.Evaluate(context.Background(), fastInput(in())); !sameOutcome(got, want) {
+			t.Errorf("%s: tracked %+v, fast %+v", p.name, got, want)
+		}
+	}
+	var fast int64
+	for _, p := range programs {
+		fast += p.p.FastAdmits()
+	}
+	if fast == 0 {
+		t.Error("the fast path decided nothing without ReferenceOnly")
 	}
 }

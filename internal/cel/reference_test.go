@@ -42,7 +42,7 @@ func libraryPrograms(t testing.TB) []named {
 	}
 	var out []named
 	for _, p := range progs {
-		out = append(out, named{p.Name, p.Program})
+		out = append(out, named{p.Name, p.Program.Count()})
 	}
 	return out
 }
@@ -79,7 +79,7 @@ func corpusPrograms(t testing.TB) []named {
 				spec.Validations = append(spec.Validations, cel.Validation{Expression: x.Expression, Message: x.Message, MessageExpression: x.MessageExpression, Reason: r})
 			}
 			if p, errs := cel.Compile(spec, field.NewPath("spec")); len(errs) == 0 {
-				out = append(out, named{f + ": " + v.Name, p})
+				out = append(out, named{f + ": " + v.Name, p.Count()})
 			}
 		}
 	}
@@ -100,7 +100,7 @@ func corpusPrograms(t testing.TB) []named {
 		if len(errs) > 0 {
 			t.Fatal(b.Name, errs)
 		}
-		out = append(out, named{"budget.yaml: " + b.Name, p})
+		out = append(out, named{"budget.yaml: " + b.Name, p.Count()})
 	}
 	return out
 }

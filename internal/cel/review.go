@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
 	"k8s.io/apiserver/pkg/cel/common"
+
+	"github.com/tollgate-dev/tollgate/internal/cel/lazy"
 )
 
 // review is what every policy evaluated on one Input reads, built once: the
@@ -25,7 +27,7 @@ type review struct {
 
 // values builds the input's review on first use. An object the input
 // carries as JSON is read from it as the expressions reach its members
-// (lazy.go); only the apiserver's own evaluators (match conditions, the
+// (package lazy); only the apiserver's own evaluators (match conditions, the
 // reference validator) and Pod templates need it decoded (Objects).
 func (in *Input) values() *review {
 	if in.review != nil {
@@ -37,13 +39,17 @@ func (in *Input) values() *review {
 		r.err = fmt.Errorf("failed to prepare object variables for evaluation: %w", err)
 		return r
 	}
-	adapter := newValues()
-	old, err := objectValue(adapter, in.docs[1], in.OldObject)
+	adapter := lazy.NewValues()
+	object, oldObject := in.Object, in.OldObject
+	if in.deep { // read decoded (Check decoded them)
+		object, oldObject, _ = in.Objects()
+	}
+	old, err := objectValue(adapter, in.docs[1], oldObject)
 	if err != nil {
 		r.err = fmt.Errorf("failed to prepare oldObject variable for evaluation: %w", err)
 		return r
 	}
-	obj, err := objectValue(adapter, in.docs[0], in.Object)
+	obj, err := objectValue(adapter, in.docs[0], object)
 	if err != nil {
 		r.err = fmt.Errorf("failed to prepare object variable for evaluation: %w", err)
 		return r
@@ -61,9 +67,9 @@ func (in *Input) values() *review {
 // bytes, else made as LazyObject.CELValue makes it for the apiserver's
 // validator (newActivation sets useSchemalessTypeRef), unstructured
 // objects' through adapter.
-func objectValue(adapter *values, doc *document, obj runtime.Object) (ref.Val, error) {
+func objectValue(adapter *lazy.Values, doc *lazy.Document, obj runtime.Object) (ref.Val, error) {
 	if doc != nil {
-		return adapter.NativeToValue(doc.root()), nil
+		return adapter.Object(doc), nil
 	}
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		return adapter.NativeToValue(u.Object), nil

@@ -2,15 +2,14 @@ package cel
 
 import (
 	"context"
-	"fmt"
 	"math"
-	"reflect"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
-	"github.com/google/cel-go/common/types/traits"
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
-	apiservercel "k8s.io/apiserver/pkg/cel"
+
+	"github.com/tollgate-dev/tollgate/internal/cel/fastpath"
+	"github.com/tollgate-dev/tollgate/internal/cel/lazy"
 )
 
 // variable is a compiled variable of a policy. independent: its expression
@@ -20,8 +19,8 @@ type variable struct {
 	name        string
 	result      plugincel.CompilationResult
 	independent bool
-	// untracked is the expression planned for the fast path (fast.go).
-	untracked *untracked
+	// untracked is the expression planned for the fast path.
+	untracked *fastpath.Untracked
 }
 
 // varResult is what evaluating a variable gave: the value or error, its own
@@ -78,7 +77,7 @@ type varContext struct {
 
 func (e *policyEval) newContext() *varContext {
 	c := &varContext{e: e}
-	c.act = &activation{r: e.r, variables: &varMap{c: c}}
+	c.act = &activation{r: e.r, variables: lazy.NewMapValue(c)}
 	return c
 }
 
@@ -145,13 +144,13 @@ func (c *varContext) evaluate(v *variable) *varResult {
 		}
 		before := c.act.offPath
 		c.act.offPath = false
-		val, err := v.untracked.eval(c.act)
+		val, err := v.untracked.Eval(c.act)
 		c.rec = saved
 		res := &varResult{val: val, err: err, deps: deps}
 		if c.act.offPath {
 			// Its bound does not hold: whatever reads it, in any policy
 			// sharing it, leaves the fast path.
-			res.err = errOffPath
+			res.err = fastpath.ErrOffPath
 		}
 		c.act.offPath = c.act.offPath || before
 		if v.independent && len(deps) == 0 {
@@ -192,109 +191,16 @@ func (c *varContext) replay(res *varResult) {
 	c.rec = saved
 }
 
-// varMap is the variables map of one context, as the apiserver's
-// lazy.MapValue of type kubernetes.variables.
-type varMap struct{ c *varContext }
+// Len, Name and Variable are the context's variables as the variables
+// map (lazy.MapValue) reads them.
+func (c *varContext) Len() int { return len(c.e.p.variables) }
 
-var (
-	//lint:ignore SA1019 the type lazy.MapValue gives the apiserver's variables
-	varMapType               = types.NewTypeValue("kubernetes.variables", traits.IndexerType|traits.FieldTesterType|traits.IterableType)
-	_          ref.Val       = (*varMap)(nil)
-	_          traits.Mapper = (*varMap)(nil)
-)
+func (c *varContext) Name(i int) string { return c.e.p.variables[i].name }
 
-func (m *varMap) Contains(key ref.Val) ref.Val {
-	v, found := m.Find(key)
-	if v != nil && types.IsUnknownOrError(v) {
-		return v
-	}
-	return types.Bool(found)
-}
-
-func (m *varMap) Iterator() traits.Iterator { return &varIterator{m: m} }
-
-func (m *varMap) Size() ref.Val { return types.Int(len(m.c.e.p.variables)) }
-
-func (m *varMap) ConvertToNative(typeDesc reflect.Type) (any, error) {
-	return nil, fmt.Errorf("disallowed conversion from %q to %q", varMapType.TypeName(), typeDesc.Name())
-}
-
-func (m *varMap) ConvertToType(typeVal ref.Type) ref.Val {
-	switch typeVal {
-	case varMapType:
-		return m
-	case types.TypeType:
-		return varMapType
-	}
-	return types.NewErr("disallowed conversion from %q to %q", varMapType.TypeName(), typeVal.TypeName())
-}
-
-func (m *varMap) Equal(other ref.Val) ref.Val {
-	o, ok := other.(*varMap)
-	if !ok {
-		return types.MaybeNoSuchOverloadErr(other)
-	}
-	return types.Bool(m == o)
-}
-
-func (m *varMap) Type() ref.Type { return varMapType }
-
-func (m *varMap) Value() any { return types.NoSuchOverloadErr() }
-
-func (m *varMap) Find(key ref.Val) (ref.Val, bool) {
-	n, ok := key.(types.String)
-	if !ok {
-		return types.MaybeNoSuchOverloadErr(n), true
-	}
-	name, ok := apiservercel.Unescape(string(n))
-	if !ok {
-		return nil, false
-	}
-	v := m.c.e.p.variable(name)
+func (c *varContext) Variable(name string) (ref.Val, bool) {
+	v := c.e.p.variable(name)
 	if v == nil {
 		return nil, false
 	}
-	return m.c.resolve(v), true
-}
-
-func (m *varMap) Get(key ref.Val) ref.Val {
-	v, found := m.Find(key)
-	if found {
-		return v
-	}
-	return types.ValOrErr(key, "no such key: %v", key)
-}
-
-// varIterator iterates over the variables' names' values, as lazy.MapValue's.
-type varIterator struct {
-	m     *varMap
-	index int
-}
-
-func (i *varIterator) ConvertToNative(typeDesc reflect.Type) (any, error) {
-	return nil, fmt.Errorf("disallowed conversion to %q", typeDesc.Name())
-}
-
-func (i *varIterator) ConvertToType(typeValue ref.Type) ref.Val {
-	return types.NewErr("disallowed conversion o %q", typeValue.TypeName())
-}
-
-func (i *varIterator) Equal(other ref.Val) ref.Val {
-	o, ok := other.(*varIterator)
-	if !ok {
-		return types.MaybeNoSuchOverloadErr(other)
-	}
-	return types.Bool(o == i)
-}
-
-func (i *varIterator) Type() ref.Type { return types.IteratorType }
-
-func (i *varIterator) Value() any { return nil }
-
-func (i *varIterator) HasNext() ref.Val { return types.Bool(i.index < len(i.m.c.e.p.variables)) }
-
-func (i *varIterator) Next() ref.Val {
-	ret := i.m.Get(types.String(i.m.c.e.p.variables[i.index].name))
-	i.index++
-	return ret
+	return c.resolve(v), true
 }

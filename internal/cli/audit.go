@@ -21,6 +21,7 @@ type auditOptions struct {
 	config     string
 	report     reportOptions
 	namespace  string
+	noFastPath bool
 }
 
 func newAuditCommand() *cobra.Command {
@@ -38,6 +39,7 @@ func newAuditCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster)")
+	addFastPathFlag(f, &o.noFastPath)
 	f.StringVarP(&o.config, "config", "c", "", policyFlagHelp)
 	o.report.addFlags(f, "an object")
 	f.StringVar(&o.namespace, "namespace", "", "tollgate's own namespace, exempt like the system namespaces")
@@ -76,7 +78,7 @@ func (o *auditOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return usageError(err)
 	}
-	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, Namespaces: namespaces})
+	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, Namespaces: namespaces, NoCELFastPath: o.noFastPath})
 	progress := newProgress(cmd.ErrOrStderr(), time.Now)
 	findings, err := audit.Scan(ctx, client, eng, resources, progress.update)
 	progress.done()

@@ -28,6 +28,7 @@ type checkOptions struct {
 	report           reportOptions
 	showPatches      bool
 	namespace        string
+	noFastPath       bool
 	defaultNamespace string
 	params           []string
 	crds             []string
@@ -56,6 +57,7 @@ func newCheckCommand() *cobra.Command {
 	o.report.addFlags(f, "a resource")
 	f.BoolVar(&o.showPatches, "show-patches", false, "print what mutation would change, as a unified diff")
 	f.StringVar(&o.namespace, "namespace", "", "tollgate's own namespace, exempt like the system namespaces")
+	addFastPathFlag(f, &o.noFastPath)
 	f.StringVar(&o.defaultNamespace, "default-namespace", "default", "namespace of namespaced manifests that name none")
 	f.StringArrayVar(&o.params, "params", nil, paramsFlagHelp)
 	f.StringArrayVar(&o.crds, "crd", nil, "file or directory of CustomResourceDefinitions naming the resource and scope of custom kinds (repeatable)")
@@ -109,7 +111,7 @@ func (o *checkOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return usageError(err)
 	}
-	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, Namespaces: namespaces.lookup, External: ext})
+	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, Namespaces: namespaces.lookup, External: ext, NoCELFastPath: o.noFastPath})
 	findings := offline.Run(cmd.Context(), eng, objs, offline.Options{
 		Operation:        op,
 		Old:              old,

@@ -18,11 +18,12 @@ import (
 )
 
 type reviewOptions struct {
-	config    string
-	file      string
-	path      string
-	namespace string
-	params    []string
+	config     string
+	file       string
+	path       string
+	namespace  string
+	noFastPath bool
+	params     []string
 }
 
 func newReviewCommand() *cobra.Command {
@@ -40,6 +41,7 @@ func newReviewCommand() *cobra.Command {
 	f.StringVarP(&o.file, "filename", "f", "", "AdmissionReview JSON file, or - for stdin")
 	f.StringVar(&o.path, "path", "", "review path, e.g. /validate/require-environment (default: the only one)")
 	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "tollgate's own namespace, as for serve")
+	addFastPathFlag(f, &o.noFastPath)
 	f.StringArrayVar(&o.params, "params", nil, paramsFlagHelp)
 	return cmd
 }
@@ -69,7 +71,7 @@ func (o *reviewOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return usageError(err)
 	}
-	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, External: ext})
+	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, External: ext, NoCELFastPath: o.noFastPath})
 	quiet := slog.New(slog.DiscardHandler)
 	reply := webhook.Respond(cmd.Context(), eng.Handler(group), body, quiet)
 	if reply.Status != http.StatusOK {

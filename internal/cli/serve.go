@@ -36,6 +36,7 @@ func newServeCommand() *cobra.Command {
 	f.StringVar(&cfg.CertDir, "cert-dir", defaultCertDir(), "where the self-signed CA and serving certificate live when no certificate files are given and there is no cluster access")
 	f.StringArrayVar(&cfg.DNSNames, "dns-name", nil, "extra name for a self-signed serving certificate (repeatable)")
 	f.StringVar(&cfg.Namespace, "namespace", os.Getenv("POD_NAMESPACE"), "tollgate's own namespace, never injected nor validated (default $POD_NAMESPACE)")
+	addFastPathFlag(f, &cfg.NoCELFastPath)
 	f.StringSliceVar(&cfg.ExcludeNamespaces, "exclude-namespaces", nil, "more namespaces never injected nor validated, left out of every webhook (comma-separated, repeatable)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error; debug logs whole objects")
 	f.DurationVar(&cfg.CertReloadInterval, "cert-reload-interval", 10*time.Second, "how often certificate files are checked for changes")

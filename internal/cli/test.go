@@ -9,7 +9,8 @@ import (
 )
 
 func newTestCommand() *cobra.Command {
-	return &cobra.Command{
+	var noFastPath bool
+	cmd := &cobra.Command{
 		Use:   "test DIR",
 		Short: "Run the policy test suites (" + suite.FileName + ") under DIR",
 		Long:  "Exit status: 0 every expectation met, 1 some were not, 2 a suite that does not load.",
@@ -26,6 +27,7 @@ func newTestCommand() *cobra.Command {
 				if err != nil {
 					return usageError(err)
 				}
+				s.NoCELFastPath = noFastPath
 				checks, err := s.Run(cmd.Context())
 				if err != nil {
 					return usageError(fmt.Errorf("%s: %w", file, err))
@@ -53,4 +55,6 @@ func newTestCommand() *cobra.Command {
 			return nil
 		},
 	}
+	addFastPathFlag(cmd.Flags(), &noFastPath)
+	return cmd
 }

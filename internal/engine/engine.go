@@ -36,6 +36,10 @@ type Options struct {
 	External external.Sources
 	// Clock is the time PolicyExceptions expire by; the system's unless set.
 	Clock exception.Clock
+	// NoCELFastPath makes every CEL program decide on its tracked
+	// (reference) path, the fast path never asked (--cel-fast-path=false):
+	// the same decisions, slower.
+	NoCELFastPath bool
 }
 
 // Engine holds a policy set and the namespaces no policy may touch.
@@ -45,6 +49,8 @@ type Engine struct {
 	namespaces policy.Namespaces
 	external   external.Sources
 	exceptions *exception.Index
+	// referenceOnly is Options.NoCELFastPath.
+	referenceOnly bool
 }
 
 // New returns an engine for the set.
@@ -54,7 +60,8 @@ func New(set *policy.Set, opts Options) *Engine {
 		excluded.Insert(opts.OwnNamespace)
 	}
 	excluded.Insert(opts.ExcludeNamespaces...)
-	return &Engine{set: set, excluded: excluded, namespaces: opts.Namespaces, external: opts.External, exceptions: exception.NewIndex(set.Exceptions, opts.Clock)}
+	return &Engine{set: set, excluded: excluded, namespaces: opts.Namespaces, external: opts.External, exceptions: exception.NewIndex(set.Exceptions, opts.Clock),
+		referenceOnly: opts.NoCELFastPath}
 }
 
 // Set returns the engine's policies.

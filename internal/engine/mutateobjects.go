@@ -94,6 +94,7 @@ func (e *Engine) conditions(ctx context.Context, p *policy.Policy, req *admissio
 	if err != nil {
 		return "", err
 	}
+	ci.ReferenceOnly = e.referenceOnly
 	out := prog.Evaluate(ctx, ci)
 	switch {
 	case out.Err != nil:

@@ -99,6 +99,7 @@ func (e *Engine) judge(ctx context.Context, p *policy.Policy, req *admission.Req
 		if err != nil {
 			return subject, verdict{err: err}
 		}
+		ci.ReferenceOnly = e.referenceOnly
 		out := x.celOutcome(p, prog.Evaluate(ctx, ci))
 		switch {
 		case out.Err != nil:

@@ -21,13 +21,22 @@ type Indexed struct {
 // with sizing, the same pass reads the sizes of the values it names
 // (Sizes).
 func ValidIndexed(b []byte, sizing *Sizing) (Indexed, error) {
+	return ValidIndexedBelow(b, sizing, 0)
+}
+
+// ValidIndexedBelow is ValidIndexed for JSON whose values levels down are
+// each what Valid accepts: up to levels more objects and arrays nested
+// than it allows. An AdmissionReview carries the objects the apiserver
+// decoded, which nest up to encoding/json's limit, two levels down
+// (request.object).
+func ValidIndexedBelow(b []byte, sizing *Sizing, levels int) (Indexed, error) {
 	// At most as many as there are brackets, as NewIndex counts them: two
 	// vectorized counts cost less than one scalar pass counting both, or
 	// than slices grown from empty (BenchmarkValid).
 	n := bytes.Count(b, []byte{'{'}) + bytes.Count(b, []byte{'['})
 	x := &Index{starts: make([]int32, 0, n), ends: make([]int32, 0, n), depth: 1}
 	z := newSizer(sizing)
-	if !validIndex(b, x, z) {
+	if !validIndex(b, x, z, maxNesting+levels) {
 		return Indexed{}, Valid(b)
 	}
 	d := Indexed{b: b, x: x}

@@ -15,12 +15,13 @@ import (
 //
 // It never recurses: open objects and arrays are a stack of where they
 // open.
-func valid(b []byte) bool { return validIndex(b, nil, nil) }
+func valid(b []byte) bool { return validIndex(b, nil, nil, maxNesting) }
 
-// validIndex is valid, and when x is not nil it also indexes b into x, as
-// NewIndex would (where each object and array ends, the depth), in the
-// same pass; z, when not nil, reads the sizes of the values it names.
-func validIndex(b []byte, x *Index, z *sizer) bool {
+// validIndex is valid with at most nesting objects and arrays nested, and
+// when x is not nil it also indexes b into x, as NewIndex would (where
+// each object and array ends, the depth), in the same pass; z, when not
+// nil, reads the sizes of the values it names.
+func validIndex(b []byte, x *Index, z *sizer, nesting int) bool {
 	// The open objects and arrays, innermost last: where each opens in b
 	// (b[at] tells an object from an array) and, with x, its position in
 	// x.starts; len(open) is the depth of the values read.
@@ -33,7 +34,7 @@ func validIndex(b []byte, x *Index, z *sizer) bool {
 		}
 		switch b[i] {
 		case '{', '[':
-			if len(open) >= maxNesting {
+			if len(open) >= nesting {
 				return false
 			}
 			object, o := b[i] == '{', opening{at: int32(i)}

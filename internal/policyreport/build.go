@@ -8,9 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/valyala/fastjson"
-
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 	"github.com/tollgate-dev/tollgate/internal/offline"
 	"github.com/tollgate-dev/tollgate/internal/report"
 )
@@ -46,7 +45,9 @@ type body struct {
 func results(findings []offline.Finding) []report.Result {
 	var out []report.Result
 	for _, f := range findings {
-		uid := fastjson.GetString(f.Object.JSON, "metadata", "uid")
+		// Read without parsing: fastjson refuses objects nested deeper
+		// than 300 levels, which the apiserver stores.
+		uid := jsonscan.String(jsonscan.Members(jsonscan.Members(f.Object.JSON, "metadata")[0], "uid")[0])
 		for _, r := range report.Results(f) {
 			r.Resources[0].UID = uid
 			r.Message = admission.Sanitize(r.Message, maxMessageBytes)

@@ -277,3 +277,13 @@ func TestLongMessage(t *testing.T) {
 		t.Errorf("message of %d bytes: %.20q...", len(m), m)
 	}
 }
+
+// TestDeepObjectUID: the results of an object nested deeper than fastjson
+// reads (300 levels) carry its uid, as a shallow one's.
+func TestDeepObjectUID(t *testing.T) {
+	f := finding(object(deployment, "team", "web"), engine.Result{Policy: "p", Outcome: engine.Fail, Message: "m"})
+	f.Object.JSON = []byte(`{"spec":` + strings.Repeat(`{"a":`, 1000) + `1` + strings.Repeat(`}`, 1000) + `,"metadata":{"name":"web","uid":"u-\u00e9"}}`)
+	if rs := results([]offline.Finding{f}); len(rs) != 1 || rs[0].Resources[0].UID != "u-é" {
+		t.Errorf("results %+v, want the uid u-é", rs)
+	}
+}

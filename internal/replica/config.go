@@ -51,6 +51,9 @@ type Config struct {
 	// ExcludeNamespaces are never injected nor validated either, and are left
 	// out of every generated webhook.
 	ExcludeNamespaces []string
+	// NoCELFastPath: every CEL program decides on its tracked (reference)
+	// path (engine.Options.NoCELFastPath, --cel-fast-path=false).
+	NoCELFastPath bool
 
 	// DrainDelay and ShutdownTimeout bound shutdown (server.Config).
 	DrainDelay, ShutdownTimeout time.Duration

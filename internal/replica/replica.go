@@ -84,7 +84,7 @@ func (r *replica) start(ctx, serving context.Context) (*server.Server, error) {
 		return nil, err
 	}
 	source := r.cfg.certSource(cl != nil)
-	engOpts := engine.Options{OwnNamespace: r.cfg.Namespace, ExcludeNamespaces: r.cfg.ExcludeNamespaces}
+	engOpts := engine.Options{OwnNamespace: r.cfg.Namespace, ExcludeNamespaces: r.cfg.ExcludeNamespaces, NoCELFastPath: r.cfg.NoCELFastPath}
 	srvCfg := server.Config{
 		Listen:          r.cfg.Listen,
 		Logger:          r.log,

@@ -35,6 +35,10 @@ const FileName = "tollgate-test.yaml"
 
 // Suite is one test file.
 type Suite struct {
+	// NoCELFastPath is the runner's, not the file's: every CEL program
+	// decides on its tracked path (engine.Options.NoCELFastPath).
+	NoCELFastPath bool `json:"-"`
+
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	Metadata   struct {
@@ -172,7 +176,7 @@ func (s *Suite) Run(ctx context.Context) ([]Check, error) {
 	eng := engine.New(set, engine.Options{Namespaces: func(ns string) (*corev1.Namespace, bool) {
 		l, ok := s.Namespaces[ns]
 		return policy.NamespaceOf(ns, l), ok
-	}, External: ext})
+	}, External: ext, NoCELFastPath: s.NoCELFastPath})
 	findings := offline.Run(ctx, eng, objs, offline.Options{Operation: operation(s.Operation),
 		User: admission.UserInfo{Username: s.User, Groups: s.Groups}, Kinds: kinds})
 	byResource := map[string][]*offline.Finding{}

@@ -1,4 +1,4 @@
-package cel
+package bound
 
 import (
 	"github.com/google/cel-go/common/types"
@@ -6,26 +6,26 @@ import (
 	"github.com/google/cel-go/common/types/traits"
 )
 
-// valueWalkLimit is how many values nested in a variable's value
+// ValueWalkLimit is how many values nested in a variable's value
 // valueSizes reads before it keeps the bound's nested sizes instead: a
 // refinement must cost little next to an evaluation.
-const valueWalkLimit = 64
+const ValueWalkLimit = 64
 
-// known are the sizes (aval) of a variable's value, for the bound
+// Known are the sizes (aval) of a variable's value, for the bound
 // (bound.go) of what reads it: its own exactly, as cel-go's actualSize
 // counts them (a list's or map's entries, a string's code points, an
 // optional's value's), and, if nested, those of the values nested in it,
-// read up to valueWalkLimit of them (else the bound's stand).
-type known struct {
+// read up to ValueWalkLimit of them (else the bound's stand).
+type Known struct {
 	a           aval
 	nested, set bool
 }
 
-// valueSizes are v's known sizes, its nested ones only if walk.
-func valueSizes(v ref.Val, walk bool) known {
-	k := known{a: own(v), set: true}
+// ValueSizes are v's known sizes, its nested ones only if walk.
+func ValueSizes(v ref.Val, walk bool) Known {
+	k := Known{a: own(v), set: true}
 	if walk {
-		budget := valueWalkLimit
+		budget := ValueWalkLimit
 		k.a.nc, k.a.ns, k.nested = nestedSizes(v, &budget)
 	}
 	return k
@@ -33,7 +33,7 @@ func valueSizes(v ref.Val, walk bool) known {
 
 // over is what k gives of a variable whose value the analysis bounds by
 // static (if bounded).
-func (k known) over(static aval, bounded bool) (aval, bool) {
+func (k Known) over(static aval, bounded bool) (aval, bool) {
 	switch {
 	case k.nested:
 		return k.a, true
@@ -43,22 +43,10 @@ func (k known) over(static aval, bounded bool) (aval, bool) {
 	return aval{}, false
 }
 
-// knownSizes are the known sizes of the variables evaluated without error
-// in done, by the program's variables' order, nested ones only if walk.
-func (p *Program) knownSizes(done map[string]*varResult, walk bool) []known {
-	out := make([]known, len(p.variables))
-	for i, v := range p.variables {
-		if r := done[v.name]; r != nil && r.err == nil && !r.noDetail && !r.noCost && r.val != nil {
-			out[i] = valueSizes(r.val, walk)
-		}
-	}
-	return out
-}
-
 // roundedKnown rounds every size of ks up to 0 or a power of two (a
 // bound for larger sizes holds for smaller ones), appending to key a byte
 // for each (0 for 0, k+1 for 2^k); false if one is over 2^40.
-func roundedKnown(ks []known, key []byte) ([]byte, bool) {
+func roundedKnown(ks []Known, key []byte) ([]byte, bool) {
 	for i := range ks {
 		k := &ks[i]
 		if !k.set {
@@ -76,7 +64,7 @@ func roundedKnown(ks []known, key []byte) ([]byte, bool) {
 				key = append(key, 0)
 				continue
 			}
-			e := log2Up(*x)
+			e := Log2Up(*x)
 			if e > 40 {
 				return key, false
 			}
@@ -153,4 +141,24 @@ func nestedSizes(v ref.Val, budget *int) (nc, ns float64, ok bool) {
 		return 0, 0, false // a container of another kind: not read
 	}
 	return 0, 0, true
+}
+
+// KnownOf are the known sizes of a value of c entries (a list or map) or
+// s code points (a string), its nested ones if nested (nc, ns, as
+// ValueSizes reads them walking): what the direct evaluator reads of the
+// values it makes, without making their CEL values.
+func KnownOf(c, s float64, nested bool, nc, ns float64) Known {
+	k := Known{a: aval{c: c, s: s}, set: true}
+	if nested {
+		k.a.nc, k.a.ns, k.nested = nc, ns, true
+	}
+	return k
+}
+
+// Covers tells whether k bounds c, the sizes of the same value read
+// otherwise: set alike, its own sizes at least c's, and its nested ones
+// too where k has them.
+func (k Known) Covers(c Known) bool {
+	return k.set == c.set && !(k.nested && !c.nested) && k.a.c >= c.a.c && k.a.s >= c.a.s &&
+		!(k.nested && (k.a.nc < c.a.nc || k.a.ns < c.a.ns))
 }

@@ -1,4 +1,4 @@
-package cel
+package fastpath
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 )
 
-// untracked is an expression planned as the apiserver's compiler plans it
+// Untracked is an expression planned as the apiserver's compiler plans it
 // (env.Program on the same environment and checked AST, with the same
 // interrupt checks: the same dispatcher, function bindings, adapter,
 // decorators such as the optional library's, constant folding and regex
@@ -27,7 +27,7 @@ import (
 // limit can be reached. Receivers of calls that the bound charges only
 // for a string are guarded (guard.go): it must be evaluated under an
 // activation, which they mark when not a string.
-type untracked struct {
+type Untracked struct {
 	ast  *celast.AST
 	prog cel.Program
 }
@@ -37,7 +37,7 @@ type untracked struct {
 // plans it untracked. It must be called right after the compiler made
 // prog: the environment's variables type gains fields as variables are
 // compiled.
-func untrackedOf(prog cel.Program, text string) (*untracked, error) {
+func untrackedOf(prog cel.Program, text string) (*Untracked, error) {
 	env := envOf(prog)
 	if env == nil {
 		return nil, fmt.Errorf("no environment in %T", prog)
@@ -54,7 +54,7 @@ func untrackedOf(prog cel.Program, text string) (*untracked, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &untracked{ast: checked.NativeRep(), prog: p}, nil
+	return &Untracked{ast: checked.NativeRep(), prog: p}, nil
 }
 
 // untrackOption is a program option clearing OptTrackCost from the
@@ -93,17 +93,26 @@ func envOf(prog cel.Program) *cel.Env {
 	return env
 }
 
-// eval evaluates the expression as the tracked program's ContextEval does,
+// AST is the expression's checked syntax tree; nil for no program.
+func (u *Untracked) AST() *celast.AST {
+	if u == nil {
+		return nil
+	}
+	return u.ast
+}
+
+// Eval evaluates the expression as the tracked program's ContextEval does,
 // but without watching ctx: its evaluations are bounded (a tenth of the
 // per-call limit), and the fast path checks ctx before; a tracked
 // evaluation too finishes unless ctx ends within it.
-func (u *untracked) eval(act interpreter.Activation) (ref.Val, error) {
+func (u *Untracked) Eval(act interpreter.Activation) (ref.Val, error) {
 	out, _, err := u.prog.Eval(act)
 	return out, err
 }
 
-// untrackedFor plans a compiled expression untracked, nil if it cannot.
-func untrackedFor(res plugincel.CompilationResult) *untracked {
+// Plan plans an expression the apiserver's compiler just compiled
+// untracked, nil if it cannot.
+func Plan(res plugincel.CompilationResult) *Untracked {
 	if res.Error != nil || res.Program == nil || res.ExpressionAccessor == nil {
 		return nil
 	}

@@ -1,8 +1,7 @@
-package cel
+package bound
 
 import (
 	"math"
-	"strings"
 
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
@@ -47,10 +46,10 @@ import (
 // last-applied-configuration are long) and elsewhere, so that what is read
 // from object.spec is bounded by the strings of the rest alone.
 
-// stats are a review's sizes: l bounds every list's length and map's
-// size; tm every string's length in code points (map keys' too) in
-// object.metadata and oldObject.metadata, tr everywhere else.
-type stats struct{ l, tm, tr float64 }
+// Stats are a review's sizes: L bounds every list's length and map's
+// size; TM every string's length in code points (map keys' too) in
+// object.metadata and oldObject.metadata, TR everywhere else.
+type Stats struct{ L, TM, TR float64 }
 
 // aval bounds a value's sizes: c its own as a list or map (entries), s its
 // own as a string (code points); nc and ns the same of any value nested
@@ -93,11 +92,11 @@ type analyzer struct {
 	guarded, guard bool
 }
 
-func newAnalyzer(st stats) *analyzer {
+func newAnalyzer(st Stats) *analyzer {
 	return &analyzer{
-		object: aval{st.l, 0, st.l, max(st.tm, st.tr)},
-		meta:   aval{st.l, st.tm, st.l, st.tm},
-		rest:   aval{st.l, st.tr, st.l, st.tr},
+		object: aval{st.L, 0, st.L, max(st.TM, st.TR)},
+		meta:   aval{st.L, st.TM, st.L, st.TM},
+		rest:   aval{st.L, st.TR, st.L, st.TR},
 		vars:   map[string]aval{},
 	}
 }
@@ -199,38 +198,37 @@ func (z *analyzer) expr(e celast.Expr) (aval, float64) {
 		}
 		return v.elem(), c + selectCost
 	case celast.ListKind:
-		var out aval
-		cost := float64(listCreateCost)
 		els := e.AsList().Elements()
-		for _, el := range els {
-			v, c := z.expr(el)
-			nc, ns := v.nested()
-			out.nc, out.ns = max(out.nc, nc), max(out.ns, ns)
-			cost += c
-		}
-		out.c = float64(len(els))
-		return out, cost
+		return z.literal(els, len(els), listCreateCost)
 	case celast.MapKind:
-		var out aval
-		cost := float64(mapCreateCost)
 		entries := e.AsMap().Entries()
+		parts := make([]celast.Expr, 0, 2*len(entries))
 		for _, en := range entries {
 			m := en.AsMapEntry()
-			for _, x := range []celast.Expr{m.Key(), m.Value()} {
-				v, c := z.expr(x)
-				nc, ns := v.nested()
-				out.nc, out.ns = max(out.nc, nc), max(out.ns, ns)
-				cost += c
-			}
+			parts = append(parts, m.Key(), m.Value())
 		}
-		out.c = float64(len(entries))
-		return out, cost
+		return z.literal(parts, len(entries), mapCreateCost)
 	case celast.ComprehensionKind:
 		return z.comprehension(e.AsComprehension())
 	case celast.CallKind:
 		return z.call(e)
 	}
 	return z.fail()
+}
+
+// literal bounds a list or map literal of n entries made of parts (the
+// elements, or the keys and values): n entries, nesting the largest of
+// its parts, costing them and create.
+func (z *analyzer) literal(parts []celast.Expr, n int, create int) (aval, float64) {
+	out := aval{c: float64(n)}
+	cost := float64(create)
+	for _, x := range parts {
+		v, c := z.expr(x)
+		nc, ns := v.nested()
+		out.nc, out.ns = max(out.nc, nc), max(out.ns, ns)
+		cost += c
+	}
+	return out, cost
 }
 
 // comprehension bounds a fold: at most size(range) iterations of the
@@ -363,150 +361,4 @@ func reads(e celast.Expr, name string) bool {
 		return reads(c.LoopCondition(), name) || reads(c.LoopStep(), name) || reads(c.Result(), name)
 	}
 	return false
-}
-
-// scalarResult are the whitelisted functions whose result is a bool, an
-// int or a null: own size 1, whatever their operands.
-var scalarResult = map[string]bool{
-	"_&&_": true, "_||_": true, "!_": true, "@not_strictly_false": true,
-	"_==_": true, "_!=_": true, "_<_": true, "_<=_": true, "_>_": true, "_>=_": true, "@in": true,
-	"size": true, "_-_": true, "_*_": true, "_/_": true, "_%_": true, "-_": true,
-	"hasValue": true, "optional.none": true, "startsWith": true, "endsWith": true, "contains": true,
-	"matches": true, "indexOf": true, "lastIndexOf": true,
-}
-
-// call bounds a function call: its operands', then its own charge.
-func (z *analyzer) call(e celast.Expr) (aval, float64) {
-	call := e.AsCall()
-	fn := call.FunctionName()
-	var operands []celast.Expr
-	if call.IsMemberFunction() {
-		operands = append(operands, call.Target())
-	}
-	operands = append(operands, call.Args()...)
-	if fn == "_?_:_" && len(operands) == 3 {
-		_, cc := z.expr(operands[0])
-		t, ct := z.expr(operands[1])
-		f, cf := z.expr(operands[2])
-		return join(t, f), cc + max(ct, cf)
-	}
-	args := make([]aval, len(operands))
-	var cost float64
-	for i, o := range operands {
-		v, c := z.expr(o)
-		args[i], cost = v, cost+c
-	}
-	if !z.ok {
-		return z.fail()
-	}
-	arg := func(i int) aval {
-		if i < len(args) {
-			return args[i]
-		}
-		z.ok = false
-		return aval{}
-	}
-	overloads := z.a.GetOverloadIDs(e.ID())
-	switch fn {
-	case "_&&_", "_||_":
-		return scalar, cost
-	case "!_", "@not_strictly_false", "size", "_-_", "_*_", "_/_", "_%_", "-_", "hasValue", "optional.none":
-		return scalar, cost + 1
-	case "_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_":
-		return scalar, cost + min(arg(0).size(), arg(1).size())/10 + 1
-	case "@in":
-		return scalar, cost + arg(1).size() + 1
-	case "_+_":
-		a, b := arg(0), arg(1)
-		return aval{a.c + b.c, a.s + b.s, max(a.nc, b.nc), max(a.ns, b.ns)}, cost + (a.size()+b.size())/10 + 1
-	case "_[_]", "_[?_]", "_?._":
-		if len(operands) == 2 && operands[1].Kind() == celast.LiteralKind {
-			if name, ok := operands[1].AsLiteral().(types.String); ok {
-				if f, ok := z.field(operands[0], string(name)); ok {
-					return f, cost + selectCost
-				}
-			}
-		}
-		return arg(0).elem(), cost + selectCost
-	case "orValue", "or":
-		return join(arg(0), arg(1)), cost + 1
-	case "value", "dyn":
-		return arg(0), cost + 1
-	case "optional.of", "optional.ofNonZeroValue":
-		return arg(0), cost + 1
-	case "startsWith", "endsWith":
-		return scalar, cost + arg(1).size()/10 + 1
-	case "contains":
-		if !only(overloads, "contains_string") {
-			return z.fail()
-		}
-		return scalar, cost + (arg(0).size()/10+1)*(arg(1).size()/10+1)
-	case "matches":
-		if !only(overloads, "matches", "matches_string") {
-			return z.fail()
-		}
-		return scalar, cost + ((arg(0).size()+1)/10+1)*(arg(1).size()/4+1)
-	case "lowerAscii", "upperAscii", "trim", "substring":
-		if !prefixed(overloads, "string_") {
-			return z.fail()
-		}
-		return aval{s: arg(0).s}, cost + arg(0).size()/10 + 1
-	case "indexOf", "lastIndexOf":
-		switch {
-		case prefixed(overloads, "string_"):
-		case z.guarded && guardable(overloads):
-			z.guard = true
-		default:
-			return z.fail()
-		}
-		// CallCost traverses the string's bytes: at most 4 a code point.
-		return scalar, cost + 4*arg(0).size()/10 + 1
-	case "join":
-		if !only(overloads, "list_join", "list_join_string") {
-			return z.fail()
-		}
-		l := arg(0)
-		n := l.c * l.ns
-		if len(args) > 1 {
-			n += l.c * arg(1).size()
-		}
-		return aval{s: n}, cost + 2*max(n, 1)/10 + 1
-	case "flatten":
-		if !only(overloads, "list_flatten") {
-			return z.fail()
-		}
-		l := arg(0)
-		// trackListFlatten: the input's size, the call, a new list.
-		return aval{c: l.c * max(l.nc, 1), nc: l.nc, ns: l.ns}, cost + l.size() + 1 + listCreateCost + 1
-	}
-	return z.fail()
-}
-
-// only tells whether the call resolved to some of these overloads only.
-func only(got []string, want ...string) bool {
-	if len(got) == 0 {
-		return false
-	}
-	for _, g := range got {
-		found := false
-		for _, w := range want {
-			found = found || g == w
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
-}
-
-func prefixed(got []string, prefix string) bool {
-	if len(got) == 0 {
-		return false
-	}
-	for _, g := range got {
-		if !strings.HasPrefix(g, prefix) {
-			return false
-		}
-	}
-	return true
 }

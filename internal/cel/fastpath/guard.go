@@ -1,13 +1,14 @@
-package cel
+package fastpath
 
 import (
 	"errors"
-	"strings"
 
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
+
+	"github.com/tollgate-dev/tollgate/internal/cel/bound"
 )
 
 // Calls on a receiver whose type the checker does not know (dyn) may
@@ -23,30 +24,17 @@ import (
 // guarded, charges such a call as on a string; a message expression's,
 // which the fast path does not evaluate, has none.
 
-// errOffPath is the error of an untracked variable whose evaluation a
+// ErrOffPath is the error of an untracked variable whose evaluation a
 // guard marked.
-var errOffPath = errors.New("a guarded receiver is not a string: off the fast path")
+var ErrOffPath = errors.New("a guarded receiver is not a string: off the fast path")
 
-// offPathName is a name no CEL expression can read: resolving it gives
-// the root activation of an untracked evaluation (activation).
-const offPathName = "\x00offPath"
+// OffPathName is a name no CEL expression can read: resolving it gives
+// the root activation of an untracked evaluation, an OffPath.
+const OffPathName = "\x00offPath"
 
-// guardable tells whether a call's overloads are string overloads and
-// the list library's indexOf or lastIndexOf, with at least one of each.
-func guardable(overloads []string) bool {
-	var str, list bool
-	for _, o := range overloads {
-		switch {
-		case strings.HasPrefix(o, "string_"):
-			str = true
-		case o == "list_a_index_of_int" || o == "list_a_last_index_of_int":
-			list = true
-		default:
-			return false
-		}
-	}
-	return str && list
-}
+// OffPath is the root activation of an untracked evaluation, which a
+// guard marks when a guarded receiver is not a string.
+type OffPath interface{ MarkOffPath() }
 
 // guardReceivers is a decorator wrapping the receivers of the guardable
 // calls of a: a string receiver passes, any other marks the evaluation.
@@ -59,7 +47,7 @@ func guardReceivers(a *celast.AST) interpreter.InterpretableDecoratorV2 {
 		c := e.AsCall()
 		switch c.FunctionName() {
 		case "indexOf", "lastIndexOf":
-			if c.IsMemberFunction() && guardable(a.GetOverloadIDs(e.ID())) {
+			if c.IsMemberFunction() && bound.Guardable(a.GetOverloadIDs(e.ID())) {
 				receivers[c.Target().ID()] = true
 			}
 		}
@@ -85,9 +73,9 @@ func (g *stringReceiver) Exec(frame *interpreter.ExecutionFrame) ref.Val {
 
 func check(act interpreter.Activation, v ref.Val) ref.Val {
 	if _, ok := v.(types.String); !ok {
-		if a, found := act.ResolveName(offPathName); found {
-			if a, ok := a.(*activation); ok {
-				a.offPath = true
+		if a, found := act.ResolveName(OffPathName); found {
+			if a, ok := a.(OffPath); ok {
+				a.MarkOffPath()
 			}
 		}
 	}

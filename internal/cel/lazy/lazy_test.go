@@ -1,7 +1,6 @@
-package cel
+package lazy
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"os"
@@ -15,18 +14,18 @@ import (
 	"github.com/google/cel-go/common/types/traits"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	lazytypes "github.com/tollgate-dev/tollgate/internal/cel/lazy/types"
 	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 )
 
 // lazyDocs are the documents the lazy values are compared on: the edge
-// cases of testdata/lazy and the captured Pod reviews' objects.
+// cases of testdata and the captured Pod reviews' objects.
 func lazyDocs(t testing.TB) map[string][]byte {
 	t.Helper()
 	docs := map[string][]byte{}
-	files, _ := filepath.Glob("testdata/lazy/*.json")
+	files, _ := filepath.Glob("testdata/*.json")
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -35,7 +34,7 @@ func lazyDocs(t testing.TB) map[string][]byte {
 		docs[filepath.Base(f)] = data
 	}
 	for _, f := range []string{"review-pod-create.json", "review-pod-update.json"} {
-		body, err := os.ReadFile(filepath.Join("../admission/testdata", f))
+		body, err := os.ReadFile(filepath.Join("../../admission/testdata", f))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +83,7 @@ func FuzzLazyValues(f *testing.F) {
 			return // the captured Pods are TestLazyValues'
 		}
 		_, want := RuntimeObject(doc)
-		if _, got := newDocument(doc, jsonscan.Indexed{}); fmt.Sprint(got) != fmt.Sprint(want) {
+		if _, got := NewDocument(doc, jsonscan.Indexed{}); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("newDocument: %v, ObjectFromJSON: %v", got, want)
 		}
 		if want != nil || len(doc) == 0 || jsonscan.NewIndex(doc, "").Depth() > maxFuzzDepth {
@@ -108,17 +107,14 @@ func compareLazy(t *testing.T, doc []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := newValues().NativeToValue(u.Object)
-	d, err := newDocument(doc, jsonscan.Indexed{})
+	want := NewValues().NativeToValue(u.Object)
+	d, err := NewDocument(doc, jsonscan.Indexed{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := objectValue(newValues(), d, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := NewValues().Object(d)
 	if len(u.Object) > 0 {
-		if _, ok := got.(*lazyMap); !ok {
+		if !lazytypes.IsLazy(got) {
 			t.Fatalf("got %T, want a lazy map", got)
 		}
 	}
@@ -351,46 +347,4 @@ func container(v ref.Val) bool {
 		return true
 	}
 	return false
-}
-
-// TestInputReadsJSON: an input with its objects as JSON only is evaluated
-// without decoding them, on the values the JSON holds; a program with
-// match conditions (the apiserver's matcher) decodes them, once.
-func TestInputReadsJSON(t *testing.T) {
-	pod := []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"a","image":"i:1"},{"name":"b","image":"i:2"}]}}`)
-	old := []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","labels":{"v":"1"}},"spec":{"containers":[]}}`)
-	compile := func(spec Spec) *Program {
-		p, errs := Compile(spec, field.NewPath("spec"))
-		if len(errs) > 0 {
-			t.Fatal(errs)
-		}
-		return p
-	}
-	plain := compile(Spec{Name: "plain", Validations: []Validation{
-		{Expression: "object.spec.containers.all(c, c.image.startsWith('i:'))"},
-		{Expression: "size(object.spec.containers) == 3", MessageExpression: "'has ' + string(size(object.spec.containers))"},
-		{Expression: "oldObject.metadata.labels.v == '2'", MessageExpression: "'old v ' + oldObject.metadata.labels.v"},
-	}})
-	conditional := compile(Spec{Name: "conditional", Conditions: []NamedExpression{{Name: "named", Expression: "object.metadata.name == 'p'"}},
-		Validations: []Validation{{Expression: "true"}}})
-	in := &Input{ObjectJSON: pod, OldObjectJSON: old, Operation: "UPDATE", Name: "p", Namespace: "ns"}
-	out := plain.Evaluate(context.Background(), in)
-	want := []Violation{{Message: "has 2", Reason: "Invalid", Rule: 1}, {Message: "old v 1", Reason: "Invalid", Rule: 2}}
-	if out.Err != nil || !reflect.DeepEqual(out.Violations, want) {
-		t.Fatalf("got %+v, want violations %+v", out, want)
-	}
-	if in.decoded {
-		t.Fatal("the objects were decoded for a program without match conditions")
-	}
-	if out := conditional.Evaluate(context.Background(), in); out.Skipped || out.Err != nil {
-		t.Fatalf("conditional: %+v", out)
-	}
-	obj, oldObj, err := in.Objects()
-	if err != nil || obj == nil || oldObj == nil || in.obj != obj || in.Object != nil {
-		t.Fatalf("the match conditions did not decode the objects (or set the fields): %v %v %v", obj, oldObj, err)
-	}
-	conditional.Evaluate(context.Background(), in)
-	if again, _, _ := in.Objects(); again != obj {
-		t.Error("the objects were decoded again")
-	}
 }

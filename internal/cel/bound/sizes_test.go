@@ -1,4 +1,4 @@
-package cel
+package bound
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ import (
 
 // TestNamespaceStats: for a namespace with every field set, one string
 // long (300 bytes) or one list or map large (100 entries) at a time, each
-// in turn, namespaceStats bound the sizes of namespaceObject as the
+// in turn, NamespaceStats bound the sizes of namespaceObject as the
 // apiserver makes it (CreateNamespaceObject), walked as JSON.
 func TestNamespaceStats(t *testing.T) {
 	sites := 0
@@ -31,10 +31,10 @@ func TestNamespaceStats(t *testing.T) {
 		if err := json.Unmarshal(js, &exposed); err != nil {
 			t.Fatal(err)
 		}
-		var want stats
-		walkStats(exposed, &want.l, &want.tr)
-		if got := namespaceStats(ns); got.l < want.l || got.tr < want.tr || got.tm != 0 {
-			t.Errorf("site %d: namespaceStats %+v, below namespaceObject's %+v: %.300s", target, got, want, js)
+		var want Stats
+		walkStats(exposed, &want.L, &want.TR)
+		if got := NamespaceStats(ns); got.L < want.L || got.TR < want.TR || got.TM != 0 {
+			t.Errorf("site %d: NamespaceStats %+v, below namespaceObject's %+v: %.300s", target, got, want, js)
 		}
 	}
 	if sites < 20 {

@@ -1,11 +1,13 @@
-package cel
+package lazy
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/valyala/fastjson"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 var parsers fastjson.ParserPool
@@ -13,11 +15,17 @@ var parsers fastjson.ParserPool
 // ObjectFromJSON decodes an object for CEL as the apiserver does for
 // unstructured objects: integers as int64, other numbers as float64. It is
 // several times faster than encoding/json into maps, which matters when
-// every review of a CEL policy needs the whole object.
+// every review of a CEL policy needs the whole object. An object nested
+// deeper than fastjson reads (MaxDepth, 300 levels) is decoded by the
+// apiserver's own decoder (k8s.io/apimachinery/pkg/util/json), which reads
+// 10,000 levels (Deep).
 func ObjectFromJSON(raw []byte) (*unstructured.Unstructured, error) {
 	p := parsers.Get()
 	defer parsers.Put(p)
 	v, err := p.ParseBytes(raw)
+	if err != nil && tooDeep(err) {
+		return decodeDeep(raw)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot read object: %w", err)
 	}
@@ -70,4 +78,31 @@ func toGo(v *fastjson.Value, known map[string]string) any {
 	default:
 		return nil
 	}
+}
+
+// Deep is how deep an object nests that fastjson does not read: more
+// levels than its MaxDepth, counted as fastjson counts them
+// (jsonscan.Index.Depth: the object itself, and one more for each object,
+// array or scalar inside another). Such an object is decoded by the
+// apiserver's decoder (ObjectFromJSON), not read lazily (NewDocument), and
+// the evaluation reads it decoded, as the apiserver's validator does.
+func Deep(depth int) bool { return depth > fastjson.MaxDepth }
+
+// tooDeep tells whether fastjson refused JSON for its depth alone (its
+// one limit on valid JSON; TestDeepObjects holds this reading of its
+// message to what it says).
+func tooDeep(err error) bool {
+	return strings.Contains(err.Error(), fmt.Sprintf("too big depth for the nested JSON; it exceeds %d", fastjson.MaxDepth))
+}
+
+// decodeDeep decodes an object as the apiserver decodes an unstructured
+// object's JSON (unstructuredJSONScheme: util/json.Unmarshal into a map),
+// which refuses more than 10,000 levels of nesting, as the apiserver
+// refuses such an object before any policy sees it.
+func decodeDeep(raw []byte) (*unstructured.Unstructured, error) {
+	var m map[string]any
+	if err := utiljson.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("cannot read object: %w", err)
+	}
+	return &unstructured.Unstructured{Object: m}, nil
 }

@@ -1,17 +1,31 @@
-package cel
+// Package lazy owns the review's objects as CEL reads them from their
+// JSON: the documents (an object's bytes, their index and sizes, read in
+// one pass; Document), the CEL values made of them one level at a time as
+// an expression reaches them (lazy maps and lists, through the review's
+// adapter, Values), the reading of JSON scalars (ReadScalar) and the
+// decoding of a whole object (ObjectFromJSON) they are held equal to; and
+// the variables map (MapValue), whose values are evaluated as read.
+//
+// Both evaluators read these: tollgate's tracked evaluation (package cel)
+// as CEL values, the fast path's direct evaluator (package fastpath) as
+// spans of the documents (Members, Elements, ReadScalar). Nothing here
+// decides anything; it imports cel-go's types, fastjson, jsonscan and the
+// apiserver's name unescaping.
+//
+// The values' Go types are named as those the apiserver makes in their
+// place (the lazy map and list, package lazy/types; MapValue), because
+// messages print them.
+package lazy
 
 import (
 	"bytes"
-	"fmt"
-	"reflect"
-	"unsafe"
+	"errors"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
-	"github.com/google/cel-go/common/types/traits"
 	"github.com/valyala/fastjson"
-	"github.com/valyala/fastjson/fastfloat"
 
+	lazytypes "github.com/tollgate-dev/tollgate/internal/cel/lazy/types"
 	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 )
 
@@ -32,7 +46,8 @@ import (
 //     on first read and keeps.
 //   - That level is wrapped in cel-go's own map and list
 //     (types.NewStringInterfaceMap, types.NewDynamicList) with the values
-//     adapter, as today: lookups, has(), .?, in, size(), equality either
+//     adapter, as today (package lazy/types, whose Go type names are
+//     cel-go's, which messages print): lookups, has(), .?, in, size(), equality either
 //     way, iteration, errors ("no such key: x") and formatting are cel-go's
 //     code on the same keys and values, the nested ones reached through
 //     the adapter as before.
@@ -58,23 +73,29 @@ import (
 // sizes, for the fast path, read by the same pass. raw may hold more than
 // the object (the whole review, when its index serves): the object is the
 // one at raw[start].
-type document struct {
+type Document struct {
 	raw   []byte
 	start int
 	index *jsonscan.Index
-	sizes stats
-	// read is what the direct evaluator read of it (directvalues.go).
-	read directRead
+	// Sizes are the object's, read by the same pass as its index.
+	Sizes jsonscan.Sizes
+	// read is what Members, Elements and End read of it (read.go).
+	read read
 }
 
-// newDocument reads the shape and sizes of obj, validated JSON, once
+// ErrDeep is NewDocument's answer for an object nested deeper than its
+// values are read lazily (Deep): ObjectFromJSON decodes it, as the
+// apiserver's decoder does, and the evaluation reads it decoded.
+var ErrDeep = errors.New("object nested deeper than fastjson reads")
+
+// NewDocument reads the shape and sizes of obj, validated JSON, once
 // (jsonscan.NewIndex; metadata's strings apart, as stats has them), or
 // takes them from in, the indexed review obj is a value of, when it has
-// its objects' sizes; the error is the one ObjectFromJSON would return:
-// obj is no object, or one nested deeper than fastjson reads (its
-// MaxDepth, the one limit it puts on valid JSON). Nil for no bytes, which
-// is no object.
-func newDocument(obj []byte, in jsonscan.Indexed) (*document, error) {
+// its objects' sizes. The error is the one ObjectFromJSON would return
+// when obj is no object, or ErrDeep when it nests deeper than fastjson
+// reads (Deep, its MaxDepth, the one limit it puts on valid JSON). Nil
+// for no bytes, which is no object.
+func NewDocument(obj []byte, in jsonscan.Indexed) (*Document, error) {
 	if len(obj) == 0 {
 		return nil, nil
 	}
@@ -83,10 +104,13 @@ func newDocument(obj []byte, in jsonscan.Indexed) (*document, error) {
 	}
 	x := jsonscan.NewIndex(obj, "metadata")
 	sz, _ := x.Sizes() // NewIndex reads them
-	d := &document{raw: obj, index: x, sizes: statsOf(sz)}
-	if jsonscan.TypeOf(obj) != fastjson.TypeObject || d.index.Depth() > fastjson.MaxDepth {
+	d := &Document{raw: obj, index: x, Sizes: sz}
+	if jsonscan.TypeOf(obj) != fastjson.TypeObject {
 		_, err := RuntimeObject(obj)
 		return nil, err
+	}
+	if Deep(d.index.Depth()) {
+		return nil, ErrDeep
 	}
 	d.start = 0
 	for obj[d.start] != '{' { // leading space
@@ -99,71 +123,38 @@ func newDocument(obj []byte, in jsonscan.Indexed) (*document, error) {
 // cannot serve: no sizes, obj not one of its values or no object, or the
 // review nested deep enough that the object might be too deep (which
 // newDocument then says, from obj alone).
-func fromReview(obj []byte, in jsonscan.Indexed) *document {
+func fromReview(obj []byte, in jsonscan.Indexed) *Document {
 	sz, ok := in.Sizes()
-	if !ok || in.Index().Depth() > fastjson.MaxDepth {
+	if !ok || Deep(in.Index().Depth()) {
 		return nil
 	}
 	at, ok := in.Span(obj)
 	if !ok || in.JSON()[at.Start] != '{' {
 		return nil
 	}
-	return &document{raw: in.JSON(), start: at.Start, index: in.Index(), sizes: statsOf(sz)}
+	return &Document{raw: in.JSON(), start: at.Start, index: in.Index(), Sizes: sz}
 }
 
-func statsOf(sz jsonscan.Sizes) stats {
-	return stats{l: float64(sz.Entries), tm: float64(sz.Apart), tr: float64(sz.Strings)}
-}
+// Indexed is the document as jsonscan reads it: its bytes (which may
+// hold more than the object) and their index.
+func (d *Document) Indexed() jsonscan.Indexed { return jsonscan.IndexedOf(d.raw, d.index) }
 
 // root is the document's object as a node.
-func (d *document) root() *node {
-	return &node{doc: d, start: d.start, end: d.index.End(d.raw, d.start)}
+func (d *Document) root() *node {
+	return &node{doc: d, start: d.start, end: d.End()}
 }
 
 // node is a non-empty JSON object or array of a review not read yet:
 // doc.raw[start:end].
 type node struct {
-	doc        *document
+	doc        *Document
 	start, end int
 	val        ref.Val
 }
 
-// celMap and celList are the methods of cel-go's map and list.
-type celMap interface {
-	traits.Mapper
-	traits.Foldable
-	traits.Zeroer
-	fmt.Stringer
-}
-
-type celList interface {
-	traits.Lister
-	traits.Foldable
-	traits.Zeroer
-	fmt.Stringer
-}
-
-// lazyMap is an object of the review as a CEL map.
-type lazyMap struct {
-	celMap
-	level   map[string]any
-	adapter *values
-	raw     []byte
-	full    ref.Val // the decoded object, as the default adapter wraps it
-}
-
-// lazyList is an array of the review as a CEL list.
-type lazyList struct {
-	celList
-	level   []any
-	adapter *values
-	raw     []byte
-	full    ref.Val
-}
-
 // valueOf is the CEL value of a node: an object's or array's first level,
 // wrapped; an empty one as the adapter wraps what toGo makes of it.
-func (c *values) valueOf(n *node) ref.Val {
+func (c *Values) valueOf(n *node) ref.Val {
 	if n.val != nil {
 		return n.val
 	}
@@ -173,14 +164,14 @@ func (c *values) valueOf(n *node) ref.Val {
 		if len(level) == 0 {
 			n.val = c.NativeToValue(level)
 		} else {
-			n.val = &lazyMap{celMap: types.NewStringInterfaceMap(c, level).(celMap), level: level, adapter: c, raw: raw}
+			n.val = lazytypes.NewMap(level, c, raw, decoded)
 		}
 	} else {
 		level := arrayLevel(n.doc, n.start)
 		if len(level) == 0 {
 			n.val = c.NativeToValue(level)
 		} else {
-			n.val = &lazyList{celList: types.NewDynamicList(c, level).(celList), level: level, adapter: c, raw: raw}
+			n.val = lazytypes.NewList(level, c, raw, decoded)
 		}
 	}
 	return n.val
@@ -188,21 +179,21 @@ func (c *values) valueOf(n *node) ref.Val {
 
 // objectLevel is the members of the object at d.raw[start], nested objects
 // and arrays as nodes.
-func objectLevel(d *document, start int) map[string]any {
+func objectLevel(d *Document, start int) map[string]any {
 	known := knownKeys()
 	m := map[string]any{}
 	for k, v := range d.index.Members(d.raw, start) {
-		m[keyOf(known, k)] = member(d, v)
+		m[keyOf(known, k)] = Native(d, v)
 	}
 	return m
 }
 
 // arrayLevel is the elements of the array at d.raw[start], nested objects
 // and arrays as nodes.
-func arrayLevel(d *document, start int) []any {
+func arrayLevel(d *Document, start int) []any {
 	var out []any
 	for v := range d.index.Elements(d.raw, start) {
-		out = append(out, member(d, v))
+		out = append(out, Native(d, v))
 	}
 	if out == nil {
 		out = []any{}
@@ -219,9 +210,10 @@ func keyOf(known map[string]string, quoted []byte) string {
 	return jsonscan.Unescape(quoted)
 }
 
-// member is what toGo makes of the value at v, except a non-empty object
-// or array, which is a node.
-func member(d *document, v jsonscan.Span) any {
+// Native is what toGo makes of the value at v of d, except a non-empty
+// object or array, which is a node the adapter (Values) makes a lazy
+// value of.
+func Native(d *Document, v jsonscan.Span) any {
 	raw := d.raw[v.Start:v.End]
 	switch raw[0] {
 	case '{', '[':
@@ -232,22 +224,18 @@ func member(d *document, v jsonscan.Span) any {
 			return []any{}
 		}
 		return &node{doc: d, start: v.Start, end: v.End}
-	case '"':
-		return jsonscan.Unescape(raw)
-	case 't':
-		return true
-	case 'f':
-		return false
-	case 'n':
-		return nil
-	default:
-		s := unsafe.String(unsafe.SliceData(raw), len(raw)) // parsed, not kept
-		if i, err := fastfloat.ParseInt64(s); err == nil {
-			return i
-		}
-		f, _ := fastfloat.Parse(s)
-		return f
 	}
+	switch s := ReadScalar(raw, false); s.Kind {
+	case String:
+		return s.S
+	case Bool:
+		return s.B
+	case Int:
+		return s.I
+	case Double:
+		return s.F
+	}
+	return nil
 }
 
 // emptyContainer tells whether an object or array has nothing but space
@@ -277,87 +265,4 @@ func decoded(raw []byte) ref.Val {
 		return types.NewErr("cannot read object: want an object or array, got %s", v.Type())
 	}
 	return types.DefaultTypeAdapter.NativeToValue(toGo(v, knownKeys()))
-}
-
-func (m *lazyMap) decoded() ref.Val {
-	if m.full == nil {
-		m.full = decoded(m.raw)
-	}
-	return m.full
-}
-
-func (l *lazyList) decoded() ref.Val {
-	if l.full == nil {
-		l.full = decoded(l.raw)
-	}
-	return l.full
-}
-
-// Value is the object as toGo decodes it.
-func (m *lazyMap) Value() any { return m.decoded().Value() }
-
-// ConvertToNative converts the decoded object, as cel-go's map converts
-// toGo's; where it would return its own wrapper, it returns m.
-func (m *lazyMap) ConvertToNative(t reflect.Type) (any, error) {
-	return convert(m, m.decoded(), t)
-}
-
-// ConvertToType is cel-go's map's, with m as the map.
-func (m *lazyMap) ConvertToType(t ref.Type) ref.Val {
-	if t == types.MapType {
-		return m
-	}
-	return m.celMap.ConvertToType(t)
-}
-
-// Fold is cel-go's map's, handing out CEL values.
-func (m *lazyMap) Fold(f traits.Folder) {
-	for k, v := range m.level {
-		if !f.FoldEntry(k, m.adapter.NativeToValue(v)) {
-			return
-		}
-	}
-}
-
-// Value is the array as toGo decodes it.
-func (l *lazyList) Value() any { return l.decoded().Value() }
-
-// ConvertToNative converts the decoded array, as cel-go's list converts
-// toGo's; where it would return its own wrapper, it returns l.
-func (l *lazyList) ConvertToNative(t reflect.Type) (any, error) {
-	return convert(l, l.decoded(), t)
-}
-
-// ConvertToType is cel-go's list's, with l as the list.
-func (l *lazyList) ConvertToType(t ref.Type) ref.Val {
-	if t == types.ListType {
-		return l
-	}
-	return l.celList.ConvertToType(t)
-}
-
-// Fold is cel-go's list's, handing out CEL values.
-func (l *lazyList) Fold(f traits.Folder) {
-	for i, v := range l.level {
-		if !f.FoldEntry(i, l.adapter.NativeToValue(v)) {
-			return
-		}
-	}
-}
-
-// String is cel-go's list's, which prints the raw elements.
-func (l *lazyList) String() string { return fmt.Sprint(l.decoded()) }
-
-// convert is full's ConvertToNative, self instead of full's own wrapper.
-func convert(self, full ref.Val, t reflect.Type) (any, error) {
-	if types.IsError(full) {
-		return nil, full.(*types.Err)
-	}
-	v, err := full.ConvertToNative(t)
-	if err == nil {
-		if w, ok := v.(ref.Val); ok && w == full {
-			return self, nil
-		}
-	}
-	return v, err
 }

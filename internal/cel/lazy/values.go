@@ -1,4 +1,4 @@
-package cel
+package lazy
 
 import (
 	"reflect"
@@ -8,14 +8,14 @@ import (
 	"github.com/google/cel-go/common/types/ref"
 )
 
-// values is the CEL adapter of one review's unstructured objects. It makes
+// Values is the CEL adapter of one review's unstructured objects. It makes
 // what types.DefaultTypeAdapter makes (the same map and list types, whose
 // members are read through the adapter again), but each non-empty map and
 // list of the objects once: the default adapter wraps a map again at every
 // read of it, so every policy reading object.spec.containers paid for new
 // wrappers of object, spec, the list and each container. It also makes the
 // values of the nodes of objects read from their JSON (lazy.go).
-type values struct {
+type Values struct {
 	maps  map[unsafe.Pointer]ref.Val
 	lists map[listKey]ref.Val
 }
@@ -25,12 +25,13 @@ type listKey struct {
 	n    int
 }
 
-func newValues() *values {
-	return &values{maps: map[unsafe.Pointer]ref.Val{}, lists: map[listKey]ref.Val{}}
+// NewValues is the adapter of one review.
+func NewValues() *Values {
+	return &Values{maps: map[unsafe.Pointer]ref.Val{}, lists: map[listKey]ref.Val{}}
 }
 
 // NativeToValue implements types.Adapter.
-func (c *values) NativeToValue(v any) ref.Val {
+func (c *Values) NativeToValue(v any) ref.Val {
 	switch x := v.(type) {
 	case *node:
 		return c.valueOf(x)
@@ -57,3 +58,6 @@ func (c *values) NativeToValue(v any) ref.Val {
 	}
 	return types.DefaultTypeAdapter.NativeToValue(v)
 }
+
+// Object is the CEL value of the document's object, read lazily.
+func (c *Values) Object(d *Document) ref.Val { return c.NativeToValue(d.root()) }
