@@ -13,7 +13,7 @@ import (
 func TestCELFastPathFlag(t *testing.T) {
 	const dir = "../../policies/testdata/pod-security"
 	code, fast, errs := run("check", "-f", dir, "-o", "json")
-	if code > 1 || !strings.Contains(fast, "PolicyReport") {
+	if code > 1 || !strings.Contains(fast, `"kind": "Report"`) {
 		t.Fatalf("check: exit %d, %.300s %s", code, fast, errs)
 	}
 	for _, args := range [][]string{{"--cel-fast-path=false"}, {"--cel-fast-path=true"}, {"--cel-fast-path"}} {
