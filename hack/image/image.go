@@ -65,7 +65,7 @@ func build(o options) (*result, error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
-		bin, err := goBuild(o.root, dir, p, src.version)
+		bin, err := goBuild(o.root, dir, p, src)
 		if err != nil {
 			return nil, err
 		}

@@ -15,6 +15,8 @@ import (
 type source struct {
 	version  string
 	revision string // the commit, with "-dirty" when the tree had changes
+	commit   string // the commit alone
+	dirty    bool
 	created  time.Time
 }
 
@@ -36,12 +38,13 @@ func readSource(root, version string) (source, error) {
 	}
 	rev, revErr := git(root, "rev-parse", "HEAD")
 	if revErr == nil {
-		s.revision = rev
+		s.revision, s.commit = rev, rev
 		if st, err := git(root, "status", "--porcelain", "--untracked-files=no"); err == nil && st != "" {
 			s.revision += "-dirty"
+			s.dirty = true
 		}
 	} else {
-		s.revision = "unknown"
+		s.revision, s.commit = "unknown", "unknown"
 	}
 	if e := os.Getenv("SOURCE_DATE_EPOCH"); e != "" {
 		n, err := strconv.ParseInt(e, 10, 64)
@@ -92,13 +95,14 @@ func validTag(t string) bool {
 }
 
 // goBuild builds tollgate for p into dir/tollgate: static (CGO off), paths
-// trimmed, symbol tables stripped, the release set in internal/version.
-// The go command records the commit (vcs.revision) itself.
-func goBuild(root, dir string, p platform, version string) (string, error) {
+// trimmed, symbol tables stripped, the release and the commit set in
+// internal/version (-buildvcs=false: what the go command would record
+// depends on GOFLAGS and on how the tree was checked out).
+func goBuild(root, dir string, p platform, src source) (string, error) {
 	bin := filepath.Join(dir, "tollgate")
-	cmd := exec.Command("go", "build", "-trimpath",
-		"-ldflags", "-s -w -X github.com/tollgate-dev/tollgate/internal/version.release="+version,
-		"-o", bin, "./cmd/tollgate")
+	const v = "github.com/tollgate-dev/tollgate/internal/version."
+	ldflags := fmt.Sprintf("-s -w -X %srelease=%s -X %srevision=%s -X %smodified=%t", v, src.version, v, src.commit, v, src.dirty)
+	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", bin, "./cmd/tollgate")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.os, "GOARCH="+p.arch)
 	if out, err := cmd.CombinedOutput(); err != nil {

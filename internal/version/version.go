@@ -10,12 +10,15 @@ import (
 	"runtime/debug"
 )
 
-// release is set at link time:
+// release, revision and modified are set at link time by make image
+// (hack/image), which reads them from VERSION and git:
 //
-//	-ldflags "-X github.com/tollgate-dev/tollgate/internal/version.release=v0.1.0"
+//	-ldflags "-X github.com/tollgate-dev/tollgate/internal/version.release=v0.1.0 ..."
 //
-// make image sets it from the VERSION file. Empty in a plain go build.
-var release string
+// In a plain go build they are empty, and the go command's own record of
+// the commit (vcs.revision, vcs.modified) is used where it wrote one
+// (-buildvcs, off on machines that set GOFLAGS=-buildvcs=false).
+var release, revision, modified string
 
 // Info is one build of tollgate.
 type Info struct {
@@ -35,11 +38,15 @@ type Info struct {
 // Get reads the running binary's build.
 func Get() Info {
 	bi, _ := debug.ReadBuildInfo()
-	return from(release, bi)
+	return from(linked{release, revision, modified}, bi)
 }
 
-// from combines the link-time release with the build information.
-func from(rel string, bi *debug.BuildInfo) Info {
+// linked is what was set at link time.
+type linked struct{ release, revision, modified string }
+
+// from combines what was set at link time with the build information.
+func from(l linked, bi *debug.BuildInfo) Info {
+	rel := l.release
 	i := Info{Version: rel, Revision: "unknown", GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	if bi != nil {
 		if bi.GoVersion != "" {
@@ -56,6 +63,10 @@ func from(rel string, bi *debug.BuildInfo) Info {
 				i.Modified = s.Value == "true"
 			}
 		}
+	}
+	if l.revision != "" {
+		i.Revision = l.revision
+		i.Modified = l.modified == "true"
 	}
 	if i.Version == "" {
 		i.Version = "devel"

@@ -16,17 +16,23 @@ func TestFrom(t *testing.T) {
 	}
 	platform := runtime.GOOS + "/" + runtime.GOARCH
 	tests := []struct {
-		name    string
-		release string
-		bi      *debug.BuildInfo
-		want    Info
+		name   string
+		linked linked
+		bi     *debug.BuildInfo
+		want   Info
 	}{
 		{
-			name:    "make image: the release set at link time and the commit",
-			release: "v0.1.0",
-			bi: &debug.BuildInfo{GoVersion: "go1.27.3", Main: debug.Module{Version: "v0.0.0-20261203064500-c8cc7bf0aaaa"},
-				Settings: settings("vcs.revision", "c8cc7bf0aaaa", "vcs.modified", "false")},
-			want: Info{Version: "v0.1.0", Revision: "c8cc7bf0aaaa", GoVersion: "go1.27.3", Platform: platform},
+			name:   "make image: the release and the commit set at link time",
+			linked: linked{"v0.1.0", "c8cc7bf0aaaa", "false"},
+			bi:     &debug.BuildInfo{GoVersion: "go1.27.3", Main: debug.Module{Version: "(devel)"}, Settings: settings("-buildvcs", "false")},
+			want:   Info{Version: "v0.1.0", Revision: "c8cc7bf0aaaa", GoVersion: "go1.27.3", Platform: platform},
+		},
+		{
+			name:   "make image in a tree with changes: link time wins over the go command's record",
+			linked: linked{"v0.1.0", "c8cc7bf0aaaa", "true"},
+			bi: &debug.BuildInfo{GoVersion: "go1.27.3", Main: debug.Module{Version: "v0.0.0-20261203064500-c8cc7bf0aaaa+dirty"},
+				Settings: settings("vcs.revision", "0000", "vcs.modified", "false")},
+			want: Info{Version: "v0.1.0", Revision: "c8cc7bf0aaaa", Modified: true, GoVersion: "go1.27.3", Platform: platform},
 		},
 		{
 			name: "go install at a version",
@@ -46,7 +52,7 @@ func TestFrom(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := from(tt.release, tt.bi); got != tt.want {
+			if got := from(tt.linked, tt.bi); got != tt.want {
 				t.Errorf("from() = %+v, want %+v", got, tt.want)
 			}
 		})
