@@ -50,7 +50,7 @@ VERSION := $(shell cat VERSION)
 IMAGE_REPOSITORY ?= ghcr.io/tollgate-dev/tollgate
 IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
 
-.PHONY: image image-test run build test fuzz unit pod-security e2e control-plane lint clean bench fuzz-short vulncheck soak chart e2e-chart
+.PHONY: image e2e-image image-test run build test fuzz unit pod-security e2e control-plane lint clean bench fuzz-short vulncheck soak chart e2e-chart
 .DEFAULT_GOAL := build
 
 run: ## Serve on :8443 with the embedded defaults and a self-signed certificate.
@@ -65,6 +65,11 @@ build:
 # kind load image-archive; sbom-*.cdx.json list the modules in each binary.
 image: ## tollgate's image for linux/amd64 and linux/arm64, reproducible, with SBOMs, in bin/image (docs/deploy.md).
 	$(GO) -C hack/image run . -root $(CURDIR) -out $(CURDIR)/bin/image -version $(VERSION) -repository $(IMAGE_REPOSITORY) -platforms $(IMAGE_PLATFORMS)
+
+# The image of this machine's platform alone, which the end-to-end tests
+# run (make image builds every platform; image-test the rest).
+e2e-image:
+	$(GO) -C hack/image run . -root $(CURDIR) -out $(CURDIR)/bin/e2e-image -version $(VERSION) -repository $(IMAGE_REPOSITORY) -platforms linux/$(shell $(GO) env GOARCH)
 
 # Builds the image twice and compares every byte; unpacks it and checks its
 # files, config and SBOMs, and runs its binary as 65532 with no other file.
@@ -195,8 +200,8 @@ PSS_GENERATED ?= 10000
 pod-security: ## The library's Pod Security policies decided as k8s.io/pod-security-admission decides, Pod by Pod.
 	$(GO) test -count=1 -run 'TestPodSecurity' ./policies -v -pss.generated $(PSS_GENERATED)
 
-e2e: control-plane $(HELM)/helm image
-	KUBEBUILDER_ASSETS=$(ASSETS) TOLLGATE_IMAGE=$(CURDIR)/bin/image/oci TOLLGATE_HELM=$(HELM)/helm $(GO) test -tags e2e -count=1 -timeout 20m -p 1 -v ./test/e2e/... 2>&1 | tee e2e.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:'
+e2e: control-plane $(HELM)/helm e2e-image
+	KUBEBUILDER_ASSETS=$(ASSETS) TOLLGATE_IMAGE=$(CURDIR)/bin/e2e-image/oci TOLLGATE_HELM=$(HELM)/helm $(GO) test -tags e2e -count=1 -timeout 20m -p 1 -v ./test/e2e/... 2>&1 | tee e2e.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:'
 
 # test/e2e/incluster once more, installed from the Helm chart (helm template,
 # applied server-side) instead of kubectl apply -k deploy/: every test that
@@ -208,8 +213,8 @@ e2e: control-plane $(HELM)/helm image
 # TestMetrics (a replica's metrics page), TestCertManagerOverlayRenders
 # and TestChartNonDefaultValuesDryRun (renders, whatever is installed).
 E2E_CHART_SKIP := ^(TestRollingRestarts|TestMetrics|TestCertManagerOverlayRenders|TestChartNonDefaultValuesDryRun)$$
-e2e-chart: control-plane $(HELM)/helm image ## The in-cluster end-to-end tests that depend on the install, with tollgate installed from the Helm chart.
-	KUBEBUILDER_ASSETS=$(ASSETS) TOLLGATE_IMAGE=$(CURDIR)/bin/image/oci TOLLGATE_HELM=$(HELM)/helm TOLLGATE_E2E_INSTALL=chart $(GO) test -tags e2e -count=1 -timeout 20m -p 1 -v -skip '$(E2E_CHART_SKIP)' ./test/e2e/incluster 2>&1 | tee e2e-chart.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:'
+e2e-chart: control-plane $(HELM)/helm e2e-image ## The in-cluster end-to-end tests that depend on the install, with tollgate installed from the Helm chart.
+	KUBEBUILDER_ASSETS=$(ASSETS) TOLLGATE_IMAGE=$(CURDIR)/bin/e2e-image/oci TOLLGATE_HELM=$(HELM)/helm TOLLGATE_E2E_INSTALL=chart $(GO) test -tags e2e -count=1 -timeout 20m -p 1 -v -skip '$(E2E_CHART_SKIP)' ./test/e2e/incluster 2>&1 | tee e2e-chart.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:'
 
 bench: control-plane ## Load benchmark side by side with a floor and a typed webhook; writes bench-results.md.
 	KUBEBUILDER_ASSETS=$(ASSETS) $(GO) -C hack/bench run . -root ../.. | tee bench-results.md
