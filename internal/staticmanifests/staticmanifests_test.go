@@ -36,9 +36,13 @@ func build(t *testing.T, opts registration.Options) (*admissionregistrationv1.Mu
 	return m, v
 }
 
+func registrationOptions() registration.Options {
+	return registration.Options{URL: "https://10.0.0.1:8443"}
+}
+
 func TestWrite(t *testing.T) {
 	dir := t.TempDir()
-	m, v := build(t, registration.Options{URL: "https://10.0.0.1:8443"})
+	m, v := build(t, registrationOptions())
 	// Another static configuration of the operator's, which Write leaves alone.
 	other := filepath.Join(dir, ValidatingDir, "other.yaml")
 	if err := os.MkdirAll(filepath.Dir(other), 0o755); err != nil {
