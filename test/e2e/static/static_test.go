@@ -268,3 +268,72 @@ func checkRollingRestart(ctx context.Context, t *testing.T, client kubernetes.In
 		t.Errorf("only %d creates ran", attempts)
 	}
 }
+
+// TestStaticFailClosed starts the apiserver with static manifests naming a
+// tollgate that is not running yet, and without the feature gate flag (on
+// by default from 1.37): the control plane starts, what the manifests
+// leave out (excluded namespaces, kinds no policy matches) is admitted,
+// Pods are refused from the first request; once tollgate runs, they are
+// admitted without restarting the apiserver.
+func TestStaticFailClosed(t *testing.T) {
+	work := t.TempDir()
+	bin, err := framework.BuildTollgate(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pki := filepath.Join(work, "pki")
+	if _, err := certs.EnsureSelfSigned(pki, nil, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	caPEM, err := os.ReadFile(filepath.Join(pki, certs.CAFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
+	policies := filepath.Join(framework.RepoRoot(), "examples", "seed-policies.yaml")
+	r := newReplica(t, bin, work, "a", pki, policies)
+	dir := filepath.Join(work, "admission")
+	out, err := exec.Command(bin, "manifests", "--static", dir, "--url", "https://"+r.addr,
+		"--ca-file", filepath.Join(pki, certs.CAFile), "--config", policies, "--namespace", "tollgate-system").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	configFile := filepath.Join(work, "admission-configuration.yaml")
+	if err := os.WriteFile(configFile, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	env, client, err := framework.StartControlPlane(map[string]string{"admission-control-config-file": configFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Stop()
+	t.Logf("apiserver ready %v after start, tollgate not running", time.Since(started).Round(time.Millisecond))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, ns := range []string{"app", "kube-system"} { // and the ServiceAccount Pods need
+		if err := framework.EnsureNamespace(ctx, client, ns, nil); err != nil {
+			t.Fatalf("namespace %s, which no policy matches: %v", ns, err)
+		}
+	}
+	if _, err := client.CoreV1().ConfigMaps("app").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}, metav1.CreateOptions{}); err != nil {
+		t.Errorf("a ConfigMap, which no policy matches: %v", err)
+	}
+	if _, err := client.CoreV1().Pods("kube-system").Create(ctx, framework.Pod("system", nil, nil), metav1.CreateOptions{}); err != nil {
+		t.Errorf("a Pod in kube-system, left out of every webhook: %v", err)
+	}
+	_, err = client.CoreV1().Pods("app").Create(ctx, framework.Pod("refused", map[string]string{"environment": "dev"}, nil), metav1.CreateOptions{})
+	if err == nil || !strings.Contains(err.Error(), `failed calling webhook "require-environment.validate.tollgate.dev"`) {
+		t.Fatalf("a valid Pod with tollgate down: %v, want refused (failurePolicy Fail)", err)
+	}
+	t.Logf("tollgate down: namespace, ConfigMap and kube-system Pod admitted; a valid Pod refused: %v", err)
+
+	r.start(t, roots)
+	defer r.stop()
+	waited := framework.WaitFor(t, 30*time.Second, "a valid Pod admitted once tollgate runs", func() bool {
+		_, err := client.CoreV1().Pods("app").Create(ctx, framework.Pod("admitted", map[string]string{"environment": "dev"}, nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err == nil
+	})
+	t.Logf("tollgate started: valid Pods admitted %v after it was ready, with no apiserver restart", waited.Round(time.Millisecond))
+}
