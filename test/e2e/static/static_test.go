@@ -329,6 +329,12 @@ func TestStaticFailClosed(t *testing.T) {
 	}
 	t.Logf("tollgate down: namespace, ConfigMap and kube-system Pod admitted; a valid Pod refused: %v", err)
 
+	// With cluster access this time: a static replica still registers nothing.
+	kubeconfig := filepath.Join(work, "admin.kubeconfig")
+	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.args = append(r.args, "--kubeconfig", kubeconfig, "--background-audit=false")
 	r.start(t, roots)
 	defer r.stop()
 	waited := framework.WaitFor(t, 30*time.Second, "a valid Pod admitted once tollgate runs", func() bool {
@@ -336,4 +342,17 @@ func TestStaticFailClosed(t *testing.T) {
 		return err == nil
 	})
 	t.Logf("tollgate started: valid Pods admitted %v after it was ready, with no apiserver restart", waited.Round(time.Millisecond))
+	time.Sleep(2 * time.Second) // a replica that registers does so at once
+	api := client.AdmissionregistrationV1()
+	m, err := api.MutatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := api.ValidatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Items)+len(v.Items) != 0 || !strings.Contains(r.log(), "registration is static") {
+		t.Errorf("a static replica with cluster access: %d mutating, %d validating configurations in the API; log:\n%s", len(m.Items), len(v.Items), tail(r.log()))
+	}
 }
