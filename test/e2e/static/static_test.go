@@ -221,8 +221,8 @@ func checkReload(ctx context.Context, t *testing.T, client kubernetes.Interface,
 		enforced.Round(time.Millisecond), m[1], time.Since(start).Round(time.Millisecond))
 }
 
-// checkRollingRestart restarts the replicas one after the other, each
-// with a new serving certificate from the same CA, while Pods are created
+// checkRollingRestart restarts the replicas one after the other, twice,
+// each time with a new serving certificate from the same CA, while Pods are created
 // without pause: the static caBundle never changes, and no create fails.
 func checkRollingRestart(ctx context.Context, t *testing.T, client kubernetes.Interface, ns, pki string, roots *x509.CertPool, replicas []*replica) {
 	load := framework.StartLoad(2, func(w, i int) error {
@@ -233,7 +233,8 @@ func checkRollingRestart(ctx context.Context, t *testing.T, client kubernetes.In
 		return err
 	})
 	time.Sleep(time.Second)
-	for i, r := range replicas {
+	// Each replica twice, one after the other.
+	for i, r := range append(append([]*replica{}, replicas...), replicas...) {
 		renewed := filepath.Join(t.TempDir(), "renewed")
 		for _, f := range []string{certs.CAFile, certs.CAKey} {
 			data, err := os.ReadFile(filepath.Join(pki, f))
