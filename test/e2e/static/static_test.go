@@ -131,6 +131,22 @@ func TestStaticManifests(t *testing.T) {
 	checkAPI(ctx, t, client)
 	checkReload(ctx, t, client, dir, manifests, []*replica{a, b}, policies)
 	checkRollingRestart(ctx, t, client, ns, pki, roots, []*replica{a, b})
+
+	// tollgate uninstall deletes nothing, and says which files to remove.
+	kubeconfig := filepath.Join(work, "admin.kubeconfig")
+	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "uninstall", "--kubeconfig", kubeconfig).CombinedOutput()
+	if err != nil {
+		t.Fatalf("tollgate uninstall: %v\n%s", err, out)
+	}
+	for _, want := range []string{"no webhook configurations named tollgate", "the apiserver has loaded static webhook manifests (MutatingAdmissionWebhook sha256:", "DIR/validating/tollgate.yaml"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("tollgate uninstall says:\n%s\nwant %q", out, want)
+		}
+	}
+	t.Logf("tollgate uninstall:\n%s", out)
 }
 
 // checkAPI: the static configurations are neither listed, nor read, nor
