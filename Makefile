@@ -131,11 +131,15 @@ fuzz: ## Each fuzz target for $(FUZZLONG): run before landing a change to the ev
 # content starts with ELF, Mach-O or PE magic bytes, not the exec bit: scripts
 # such as .ci/run are meant to have it. Build outputs belong in .gitignore.
 # staticcheck runs its default checks, less those staticcheck.conf turns off.
+# hack/bench, a module of its own that make test does not otherwise build,
+# is vetted so that make bench cannot break unseen (it had: its go.mod
+# lacked the replace directives tollgate's k8s.io/kubernetes import needs).
 lint: $(LINT)/staticcheck
 	$(GO) run ./hack/checkfiles
 	@out=$$(gofmt -l cmd internal test hack); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./test/...
+	$(GO) -C hack/bench vet .
 	$(LINT)/staticcheck ./...
 	$(LINT)/staticcheck -tags e2e ./test/...
 

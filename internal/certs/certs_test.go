@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -150,5 +151,67 @@ func TestNewFileSourceFailsWithoutPair(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := NewFileSource(filepath.Join(dir, "no.crt"), filepath.Join(dir, "no.key"), time.Second, nil); err == nil {
 		t.Error("started without a certificate")
+	}
+}
+
+// TestTrustedFileSource: with a trusted bundle (a static manifest's
+// caBundle), a pair another CA signed is refused at start and not taken on
+// reload, while a renewal by the same CA is.
+func TestTrustedFileSource(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	sa, err := EnsureSelfSigned(a, []string{"a.example"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := EnsureSelfSigned(b, []string{"b.example"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := t.TempDir()
+	certFile, keyFile := filepath.Join(serve, "tls.crt"), filepath.Join(serve, "tls.key")
+	put := func(certPEM, keyPEM []byte) {
+		t.Helper()
+		if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	trusted := x509.NewCertPool()
+	trusted.AppendCertsFromPEM(read(t, sa.CAPath()))
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	put(read(t, sb.CertPath()), read(t, sb.KeyPath()))
+	if _, err := NewTrustedFileSource(certFile, keyFile, trusted, time.Second, quiet); err == nil || !strings.Contains(err.Error(), "not signed by a CA of the trusted bundle") {
+		t.Fatalf("started with another CA's certificate: %v", err)
+	}
+	put(read(t, sa.CertPath()), read(t, sa.KeyPath()))
+	src, err := NewTrustedFileSource(certFile, keyFile, trusted, 10*time.Millisecond, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := src.Leaf().SerialNumber
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go src.Run(ctx)
+
+	put(read(t, sb.CertPath()), read(t, sb.KeyPath()))
+	time.Sleep(100 * time.Millisecond)
+	if src.Leaf().SerialNumber.Cmp(first) != 0 {
+		t.Fatal("another CA's certificate replaced the serving certificate")
+	}
+	// The same CA's renewal (a new name makes EnsureSelfSigned issue one).
+	renewed, err := EnsureSelfSigned(a, []string{"a2.example"}, time.Now())
+	if err != nil || renewed.CreatedCA || !renewed.CreatedCert {
+		t.Fatalf("renewal: %+v %v", renewed, err)
+	}
+	put(read(t, renewed.CertPath()), read(t, renewed.KeyPath()))
+	deadline := time.Now().Add(5 * time.Second)
+	for src.Leaf().SerialNumber.Cmp(first) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the same CA's renewal not picked up")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

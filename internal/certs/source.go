@@ -84,18 +84,30 @@ type FileSource struct {
 	certFile, keyFile string
 	interval          time.Duration
 	log               *slog.Logger
+	// trusted, when set, are the only CAs a pair's certificate may chain to.
+	trusted *x509.CertPool
 }
 
 // NewFileSource loads the pair once; it fails if the files do not hold a
 // valid pair, so a server never starts without a certificate.
 func NewFileSource(certFile, keyFile string, interval time.Duration, log *slog.Logger) (*FileSource, error) {
+	return NewTrustedFileSource(certFile, keyFile, nil, interval, log)
+}
+
+// NewTrustedFileSource is NewFileSource that takes only pairs whose
+// certificate chains to a CA in trusted: the CAs a caBundle the apiserver
+// holds and tollgate cannot change names (a static manifest's). A renewed
+// certificate signed by another CA is not taken, so the apiserver's calls
+// go on succeeding with the previous one while it is valid, and the
+// refusal is logged; at start it is an error.
+func NewTrustedFileSource(certFile, keyFile string, trusted *x509.CertPool, interval time.Duration, log *slog.Logger) (*FileSource, error) {
 	if interval <= 0 {
 		interval = 10 * time.Second
 	}
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &FileSource{certFile: certFile, keyFile: keyFile, interval: interval, log: log}
+	s := &FileSource{certFile: certFile, keyFile: keyFile, interval: interval, log: log, trusted: trusted}
 	if _, err := s.reload(); err != nil {
 		return nil, err
 	}
@@ -126,9 +138,32 @@ func (s *FileSource) reload() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("read key: %w", err)
 	}
+	if s.trusted != nil {
+		if err := verifyChain(certPEM, s.trusted); err != nil {
+			return false, fmt.Errorf("%s: %w", s.certFile, err)
+		}
+	}
 	changed, err := s.Set(certPEM, keyPEM)
 	if err != nil {
 		return false, fmt.Errorf("load %s and %s: %w", s.certFile, s.keyFile, err)
 	}
 	return changed, nil
+}
+
+// verifyChain checks that the first certificate of certPEM, with the
+// others as intermediates, chains to a CA of trusted for serving.
+func verifyChain(certPEM []byte, trusted *x509.CertPool) error {
+	chain := ParseBundle(certPEM)
+	if len(chain) == 0 {
+		return errors.New("no PEM certificate")
+	}
+	inter := x509.NewCertPool()
+	for _, c := range chain[1:] {
+		inter.AddCert(c)
+	}
+	_, err := chain[0].Verify(x509.VerifyOptions{Roots: trusted, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
+	if err != nil {
+		return fmt.Errorf("not signed by a CA of the trusted bundle, which the apiserver would refuse: %w", err)
+	}
+	return nil
 }

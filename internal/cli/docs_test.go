@@ -58,9 +58,11 @@ func TestDocumentedFlagDefaults(t *testing.T) {
 // tollgate command; other tools' flags the docs name so are listed here.
 func TestDocumentedFlagsExist(t *testing.T) {
 	others := map[string]string{
-		"create-namespace":          "helm install",
-		"set":                       "helm install",
-		"enable-aggregator-routing": "kube-apiserver",
+		"create-namespace":              "helm install",
+		"set":                           "helm install",
+		"enable-aggregator-routing":     "kube-apiserver",
+		"feature-gates":                 "kube-apiserver",
+		"admission-control-config-file": "kube-apiserver",
 	}
 	known := map[string]bool{}
 	for _, cmd := range NewRootCommand().Commands() {

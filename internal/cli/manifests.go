@@ -30,6 +30,10 @@ type manifestsOptions struct {
 	// and --failure-policy, so that the printed webhooks match a replica's.
 	excludeNamespaces []string
 	failurePolicy     string
+	// static is the manifest directory written instead of printing;
+	// apiserverDir is that directory as the apiserver sees it, and
+	// admissionKubeconfig the webhook plugins' kubeConfigFile.
+	static, apiserverDir, admissionKubeconfig string
 }
 
 func newManifestsCommand() *cobra.Command {
@@ -38,10 +42,25 @@ func newManifestsCommand() *cobra.Command {
 		Use:   "manifests",
 		Short: "Print the webhook configurations for the loaded policies",
 		Long: "Prints the MutatingWebhookConfiguration and ValidatingWebhookConfiguration that make the\n" +
-			"apiserver call tollgate for exactly what the policies match.",
+			"apiserver call tollgate for exactly what the policies match.\n\n" +
+			"With --static DIR, writes them instead as the apiserver's static admission manifests\n" +
+			"(DIR/mutating/NAME.yaml, DIR/validating/NAME.yaml, named NAME.static.k8s.io, checked by the\n" +
+			"apiserver's own loader first) and prints the AdmissionConfiguration that points the apiserver\n" +
+			"at DIR (kube-apiserver --admission-control-config-file; 1.36 with the feature gate\n" +
+			"ManifestBasedAdmissionControlConfig=true, 1.37 on by default). See docs/deploy.md.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out, err := o.run()
+			if o.static != "" {
+				return o.runStatic(cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
+			if o.apiserverDir != "" || o.admissionKubeconfig != "" {
+				return usageError(errors.New("--apiserver-static-dir and --admission-kubeconfig go with --static"))
+			}
+			mutating, validating, err := o.build()
+			if err != nil {
+				return err
+			}
+			out, err := registration.YAML(mutating, validating)
 			if err != nil {
 				return err
 			}
@@ -62,13 +81,17 @@ func newManifestsCommand() *cobra.Command {
 	f.StringSliceVar(&o.excludeNamespaces, "exclude-namespaces", nil, "more namespaces left out of every webhook, as tollgate serve --exclude-namespaces")
 	f.StringVar(&o.failurePolicy, "failure-policy", "", "Fail or Ignore for every webhook, replacing each policy's failurePolicy (default: each policy's)")
 	f.Int32Var(&o.timeoutSeconds, "timeout-seconds", 5, "how long the apiserver waits for an answer (1-30)")
+	f.StringVar(&o.static, "static", "", "write the configurations into this directory as the apiserver's static manifests, and print the AdmissionConfiguration that reads them (needs --url)")
+	f.StringVar(&o.apiserverDir, "apiserver-static-dir", "", "with --static: the directory as the apiserver sees it, an absolute path (default: --static made absolute)")
+	f.StringVar(&o.admissionKubeconfig, "admission-kubeconfig", "", "with --static: the kubeConfigFile the apiserver's webhook plugins already use (client credentials for webhooks), kept in the printed configuration")
 	return cmd
 }
 
-func (o *manifestsOptions) run() ([]byte, error) {
+// build returns the configurations for the loaded policies.
+func (o *manifestsOptions) build() (*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration, error) {
 	set, err := policy.Load(o.config)
 	if err != nil {
-		return nil, fmt.Errorf("load policies: %w", err)
+		return nil, nil, fmt.Errorf("load policies: %w", err)
 	}
 	caFile := o.caFile
 	if caFile == "" {
@@ -77,9 +100,9 @@ func (o *manifestsOptions) run() ([]byte, error) {
 	ca, err := os.ReadFile(caFile)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && o.caFile == "" {
-			return nil, fmt.Errorf("no CA at %s: run tollgate serve once with the same --cert-dir, or give --ca-file", caFile)
+			return nil, nil, fmt.Errorf("no CA at %s: run tollgate serve once with the same --cert-dir, or give --ca-file", caFile)
 		}
-		return nil, fmt.Errorf("CA bundle: %w", err)
+		return nil, nil, fmt.Errorf("CA bundle: %w", err)
 	}
 	own := o.namespace
 	if o.serviceNamespace != "" {
@@ -96,9 +119,5 @@ func (o *manifestsOptions) run() ([]byte, error) {
 	if o.serviceName != "" || o.serviceNamespace != "" {
 		opts.Service = &registration.Service{Name: o.serviceName, Namespace: o.serviceNamespace, Port: o.servicePort}
 	}
-	mutating, validating, err := registration.Build(set, opts)
-	if err != nil {
-		return nil, err
-	}
-	return registration.YAML(mutating, validating)
+	return registration.Build(set, opts)
 }

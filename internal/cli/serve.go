@@ -24,6 +24,9 @@ func newServeCommand() *cobra.Command {
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return usageError(fmt.Errorf("--log-level: %w", err))
 			}
+			if cfg.Cluster.Registration == replica.RegistrationStatic && cmd.Flags().Changed("register") && cfg.Cluster.Register {
+				return usageError(errors.New("--register and --registration=static contradict each other: a static replica never writes webhook configurations through the API"))
+			}
 			cfg.Logger = slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 			return serveError(replica.Run(cmd.Context(), cfg))
 		},

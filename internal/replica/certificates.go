@@ -15,13 +15,20 @@ import (
 )
 
 // fileSource serves certificate files, or a self-signed pair kept in
-// CertDir, reloading them until ctx ends.
-func (r *replica) fileSource(ctx context.Context) (*certs.FileSource, error) {
-	certFile, keyFile, err := r.certificateFiles()
+// CertDir, reloading them until ctx ends. A static replica takes only
+// certificates signed by a CA of the static manifests' caBundle.
+func (r *replica) fileSource(ctx context.Context, static bool) (*certs.FileSource, error) {
+	certFile, keyFile, caPath, err := r.certificateFiles()
 	if err != nil {
 		return nil, err
 	}
-	src, err := certs.NewFileSource(certFile, keyFile, r.cfg.CertReloadInterval, r.log)
+	var trusted *x509.CertPool
+	if static {
+		if trusted, err = r.trustedCAs(caPath); err != nil {
+			return nil, err
+		}
+	}
+	src, err := certs.NewTrustedFileSource(certFile, keyFile, trusted, r.cfg.CertReloadInterval, r.log)
 	if err != nil {
 		return nil, fmt.Errorf("serving certificate: %w", err)
 	}
@@ -30,22 +37,22 @@ func (r *replica) fileSource(ctx context.Context) (*certs.FileSource, error) {
 }
 
 // certificateFiles returns the files to serve: the ones given, or a
-// self-signed pair made (or reused) in CertDir.
-func (r *replica) certificateFiles() (string, string, error) {
+// self-signed pair made (or reused) in CertDir, with its CA's file.
+func (r *replica) certificateFiles() (cert, key, ca string, err error) {
 	c := &r.cfg
 	switch {
 	case c.CertFile != "" && c.KeyFile != "":
-		return c.CertFile, c.KeyFile, nil
+		return c.CertFile, c.KeyFile, "", nil
 	case c.CertFile != "" || c.KeyFile != "":
-		return "", "", configError("--tls-cert-file and --tls-private-key-file go together")
+		return "", "", "", configError("--tls-cert-file and --tls-private-key-file go together")
 	}
 	ss, err := certs.EnsureSelfSigned(c.CertDir, c.DNSNames, time.Now())
 	if err != nil {
-		return "", "", fmt.Errorf("self-signed certificate: %w", err)
+		return "", "", "", fmt.Errorf("self-signed certificate: %w", err)
 	}
 	r.log.Info("self-signed serving certificate",
 		slog.String("caFile", ss.CAPath()), slog.Bool("createdCA", ss.CreatedCA), slog.Bool("createdCertificate", ss.CreatedCert))
-	return ss.CertPath(), ss.KeyPath(), nil
+	return ss.CertPath(), ss.KeyPath(), ss.CAPath(), nil
 }
 
 // secretStore serves the CA and certificate kept in the Secret, read

@@ -19,6 +19,18 @@ const (
 	CertSourceCertManager = "cert-manager"
 )
 
+// How the apiserver comes to call a replica.
+const (
+	// RegistrationAPI: webhook configurations kept through the API (the
+	// leader creates and repairs them when ClusterConfig.Register is set).
+	RegistrationAPI = "api"
+	// RegistrationStatic: the webhook configurations are the apiserver's
+	// static manifests (tollgate manifests --static); a replica never
+	// writes configurations through the API, and serves only certificates
+	// signed by a CA of the manifests' caBundle (ClusterConfig.CAFile).
+	RegistrationStatic = "static"
+)
+
 // Config is everything a replica is run with. `tollgate serve` fills it
 // from its flags, whose defaults are the ones that matter; a zero duration
 // here means the component's own default, or for PolicyReloadInterval no
@@ -84,12 +96,15 @@ type ClusterConfig struct {
 	FailurePolicy string
 	// WebhookName names the webhook configurations kept.
 	WebhookName string
-	// CAFile is the CA bundle registered with CertSourceFiles.
+	// CAFile is the CA bundle registered with CertSourceFiles; with
+	// RegistrationStatic, the static manifests' caBundle, with any source.
 	CAFile string
 	// InjectCAFrom is NAMESPACE/CERTIFICATE for CertSourceCertManager.
 	InjectCAFrom string
 	// Register creates and keeps the webhook configurations.
-	Register              bool
+	Register bool
+	// Registration is RegistrationAPI or RegistrationStatic; empty: API.
+	Registration          string
 	WebhookTimeoutSeconds int32
 	// RegistrationResync is how often they are applied without an event.
 	RegistrationResync time.Duration

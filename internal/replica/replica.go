@@ -83,11 +83,20 @@ func Run(ctx context.Context, cfg Config) error {
 // start brings up everything but the server's listener, in the order of
 // their dependencies, and returns the server to serve.
 func (r *replica) start(ctx, serving context.Context) (*server.Server, error) {
+	// A static registration's refusals of a certificate source given
+	// explicitly come before the need for cluster access.
+	if _, err := r.cfg.static(r.cfg.Cluster.CertSource); err != nil {
+		return nil, err
+	}
 	cl, err := connect(r.cfg.Cluster.Kubeconfig, r.cfg.kubeconfigNeeded())
 	if err != nil {
 		return nil, err
 	}
 	source := r.cfg.certSource(cl != nil)
+	static, err := r.cfg.static(source)
+	if err != nil {
+		return nil, err
+	}
 	engOpts := engine.Options{OwnNamespace: r.cfg.Namespace, ExcludeNamespaces: r.cfg.ExcludeNamespaces, NoCELFastPath: r.cfg.NoCELFastPath}
 	srvCfg := server.Config{
 		Listen:          r.cfg.Listen,
@@ -108,7 +117,7 @@ func (r *replica) start(ctx, serving context.Context) (*server.Server, error) {
 		}
 		srvCfg.Certificates = store
 	case CertSourceFiles, CertSourceCertManager:
-		src, err := r.fileSource(serving)
+		src, err := r.fileSource(serving, static)
 		if err != nil {
 			return nil, err
 		}
@@ -118,9 +127,14 @@ func (r *replica) start(ctx, serving context.Context) (*server.Server, error) {
 				return nil, configError("--namespace (or $POD_NAMESPACE) is required with cluster access")
 			}
 			cl.watchNamespaces(serving)
-			if err := r.registerWithFiles(ctx, cl, source); err != nil {
-				return nil, err
+			if !static {
+				if err := r.registerWithFiles(ctx, cl, source); err != nil {
+					return nil, err
+				}
 			}
+		}
+		if static {
+			r.followStatic(ctx, cl)
 		}
 	default:
 		return nil, &ConfigError{Err: fmt.Errorf("--cert-source %q: want files, self or cert-manager", r.cfg.Cluster.CertSource)}

@@ -163,6 +163,14 @@ func TestRun(t *testing.T) {
 func TestRunConfigErrors(t *testing.T) {
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
 	dir := t.TempDir()
+	mine, err := certs.EnsureSelfSigned(filepath.Join(dir, "mine"), nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := certs.EnsureSelfSigned(filepath.Join(dir, "other"), nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
 	bad := filepath.Join(dir, "bad.yaml")
 	if err := os.WriteFile(bad, []byte("apiVersion: tollgate.dev/v1alpha1\nkind: Policy\nmetadata: {name: x}\nspec: {}\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -178,6 +186,11 @@ func TestRunConfigErrors(t *testing.T) {
 		{"Secret without cluster access", Config{Cluster: ClusterConfig{CertSource: CertSourceSelf}}, true, "cluster access needed"},
 		{"client CAs unreadable", Config{CertDir: dir, ClientCAFile: filepath.Join(dir, "nope.pem")}, true, "--client-ca-file"},
 		{"policies that do not load", Config{Policies: bad}, false, "load policies"},
+		{"unknown registration", Config{Cluster: ClusterConfig{Registration: "etcd"}}, true, `--registration "etcd": want api or static`},
+		{"static with the Secret's rotating CA", Config{Cluster: ClusterConfig{Registration: RegistrationStatic, CertSource: CertSourceSelf}}, true, "after the first CA rotation every call would fail"},
+		{"static with cert-manager's CA injection", Config{Cluster: ClusterConfig{Registration: RegistrationStatic, CertSource: CertSourceCertManager, InjectCAFrom: "ns/cert"}}, true, "cannot use --inject-ca-from"},
+		{"static with certificate files and no CA", Config{CertFile: other.CertPath(), KeyFile: other.KeyPath(), Cluster: ClusterConfig{Registration: RegistrationStatic}}, true, "--registration=static needs --ca-file"},
+		{"static with a certificate another CA signed", Config{CertFile: other.CertPath(), KeyFile: other.KeyPath(), Cluster: ClusterConfig{Registration: RegistrationStatic, CAFile: mine.CAPath()}}, false, "not signed by a CA of the trusted bundle"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -189,6 +202,32 @@ func TestRunConfigErrors(t *testing.T) {
 				t.Errorf("Run = %v (config error: %v), want one mentioning %q (config error: %v)", err, ce != nil, tt.want, tt.config)
 			}
 		})
+	}
+}
+
+// TestRunStatic: a static replica without cluster access serves its
+// CertDir pair, trusting the CertDir CA (the manifests' caBundle), and says
+// it never registers.
+func TestRunStatic(t *testing.T) {
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	dir := t.TempDir()
+	logs := &logBuffer{}
+	cfg := Config{
+		Listen: "127.0.0.1:0", CertDir: dir, DrainDelay: time.Millisecond, ShutdownTimeout: time.Second,
+		Logger:  slog.New(slog.NewJSONHandler(logs, nil)),
+		Cluster: ClusterConfig{Registration: RegistrationStatic},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg) }()
+	logs.address(t, "serving admission reviews")
+	if !logs.has("registration is static: the webhook configurations are the apiserver's static manifests; this replica never creates, repairs or deletes configurations through the API") {
+		t.Errorf("no line saying registration is static:\n%s", logs)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -90,7 +90,9 @@ type Server struct {
 	cfg          Config
 	http         *http.Server
 	shuttingDown atomic.Bool
-	current      atomic.Pointer[snapshot]
+	// closing: every answer closes its connection (the drain's second half).
+	closing atomic.Bool
+	current atomic.Pointer[snapshot]
 }
 
 // snapshot is one routes table and its review endpoints. A request is
@@ -194,7 +196,12 @@ func (s *Server) routes() http.Handler {
 		}
 		writeText(w, http.StatusOK, "ok")
 	})
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.closing.Load() && r.ProtoMajor == 1 {
+			w.Header().Set("Connection", "close") // net/http closes after the answer
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 // Handler is the server's HTTP handler, for benchmarks that serve it
@@ -237,12 +244,15 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	s.shuttingDown.Store(true)
 	// Two halves. First, serve on as before while the endpoint's removal
 	// reaches every apiserver, which then stops choosing this replica.
-	// Then turn keep-alives off: idle connections close, and every answer
-	// closes its connection. Closing idle connections any earlier races the
-	// apiserver, which reuses them even to a terminating Pod
-	// (kubernetes/kubernetes#127335) and does not retry a failed call.
+	// Then every answer closes its connection ("Connection: close"), so the
+	// apiserver learns from the answer itself not to reuse it. Idle
+	// connections are closed only at the end, with keep-alives turned off:
+	// closing one races the apiserver, which reuses them even to a
+	// terminating Pod (kubernetes/kubernetes#127335), or behind one address
+	// for several replicas (static manifests), and does not retry a failed
+	// call; by then the connections it used during the second half are gone.
 	s.cfg.Logger.Info("shutting down: draining", slog.Duration("drainDelay", s.cfg.DrainDelay))
-	for _, phase := range []func(){func() {}, func() { s.http.SetKeepAlivesEnabled(false) }} {
+	for _, phase := range []func(){func() {}, func() { s.closing.Store(true) }} {
 		phase()
 		select {
 		case <-time.After(s.cfg.DrainDelay / 2):
@@ -250,6 +260,7 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 			return fmt.Errorf("serve: %w", err)
 		}
 	}
+	s.http.SetKeepAlivesEnabled(false)
 	s.cfg.Logger.Info("shutting down: closing the listener and waiting for in-flight reviews")
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()

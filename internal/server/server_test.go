@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"strings"
 	"sync"
@@ -199,12 +200,23 @@ func TestStalledClientsAreCut(t *testing.T) {
 
 // TestGracefulShutdown: once shutdown begins /readyz fails at once, reviews
 // are still answered during the drain delay but close their connections,
-// and then new connections are refused.
+// and then new connections are refused. A connection left idle since
+// before shutdown is not closed under the client during the drain (the
+// apiserver reuses it and does not retry): it carries a review in the
+// second half, whose answer closes it.
 func TestGracefulShutdown(t *testing.T) {
 	ts := startConfigured(t, func(c *Config) { c.DrainDelay = 400 * time.Millisecond })
 	review := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"CREATE","namespace":"a","kind":{"kind":"Pod","version":"v1"},"resource":{"version":"v1","resource":"pods"},"object":{"metadata":{"name":"p","labels":{"environment":"dev"}}}}}`
+	var reused bool
 	post := func() (*http.Response, error) {
-		return ts.client.Post(ts.base+"/validate/require-environment", "application/json", strings.NewReader(review))
+		trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}
+		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodPost,
+			ts.base+"/validate/require-environment", strings.NewReader(review))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		return ts.client.Do(req)
 	}
 	resp, err := post()
 	if err != nil {
@@ -228,6 +240,9 @@ func TestGracefulShutdown(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !resp.Close {
 		t.Errorf("during drain: status %d, Connection: close = %v; want 200 and close", resp.StatusCode, resp.Close)
+	}
+	if !reused {
+		t.Error("the connection idle since before shutdown was closed during the drain")
 	}
 	if err := <-stopped; err != nil {
 		t.Fatal(err)
