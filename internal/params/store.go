@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,8 +33,10 @@ type Store struct {
 	// users are the kinds each user of the store asked for (Use, UseFor);
 	// the store watches their union.
 	users map[string][]schema.GroupVersionKind
-	// onChange are told of every param added, changed or deleted.
-	onChange []func(schema.GroupVersionKind)
+	// onChange are told of every param added, changed or deleted, by
+	// subscription (OnChange).
+	onChange    map[int]func(schema.GroupVersionKind)
+	subscribers int
 }
 
 // serverUser is Use's user: the admission path, whose kinds /readyz waits for.
@@ -62,7 +66,8 @@ type kind struct {
 }
 
 func newStore(ctx context.Context, src source) *Store {
-	return &Store{ctx: ctx, src: src, kinds: map[schema.GroupVersionKind]*kind{}, users: map[string][]schema.GroupVersionKind{}}
+	return &Store{ctx: ctx, src: src, kinds: map[schema.GroupVersionKind]*kind{}, users: map[string][]schema.GroupVersionKind{},
+		onChange: map[int]func(schema.GroupVersionKind){}}
 }
 
 // Use makes the store watch exactly these param kinds for the admission
@@ -108,11 +113,9 @@ func (s *Store) start(gvk schema.GroupVersionKind) *kind {
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	inf := s.src.informer(mapping.Resource)
-	for _, f := range s.onChange {
-		if _, err := inf.Informer().AddEventHandler(changeHandler(gvk, f)); err != nil {
-			cancel()
-			return &kind{err: fmt.Errorf("params of kind %v: %w", gvk, err), tried: time.Now()}
-		}
+	if _, err := inf.Informer().AddEventHandler(changeHandler(gvk, s.notify)); err != nil {
+		cancel()
+		return &kind{err: fmt.Errorf("params of kind %v: %w", gvk, err), tried: time.Now()}
 	}
 	go inf.Informer().Run(ctx.Done())
 	return &kind{informer: inf, scope: mapping.Scope, cancel: cancel}
@@ -194,21 +197,29 @@ func (s *Store) SyncedFor(user string) error {
 
 // OnChange has f called with its kind whenever a param of a kind the store
 // watches is added, changed or deleted (after the store holds the change),
-// from the informers' goroutines: a policy's verdict on stored objects may
-// change with it.
-func (s *Store) OnChange(f func(schema.GroupVersionKind)) error {
+// from the informers' goroutines, until remove is called: a policy's
+// verdict on stored objects may change with it.
+func (s *Store) OnChange(f func(schema.GroupVersionKind)) (remove func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.onChange = append(s.onChange, f)
-	for gvk, k := range s.kinds {
-		if k.informer == nil {
-			continue
-		}
-		if _, err := k.informer.Informer().AddEventHandler(changeHandler(gvk, f)); err != nil {
-			return fmt.Errorf("params of kind %v: %w", gvk, err)
-		}
+	s.subscribers++
+	id := s.subscribers
+	s.onChange[id] = f
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.onChange, id)
 	}
-	return nil
+}
+
+// notify tells OnChange's subscribers of a change of kind gvk.
+func (s *Store) notify(gvk schema.GroupVersionKind) {
+	s.mu.Lock()
+	fs := slices.Collect(maps.Values(s.onChange))
+	s.mu.Unlock()
+	for _, f := range fs {
+		f(gvk)
+	}
 }
 
 func changeHandler(gvk schema.GroupVersionKind, f func(schema.GroupVersionKind)) cache.ResourceEventHandler {

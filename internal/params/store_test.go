@@ -228,7 +228,7 @@ func TestUseFor(t *testing.T) {
 	s := offlineStore(t)
 	s.Use(nil)
 	changes := make(chan struct{}, 16)
-	if err := s.OnChange(func(gvk schema.GroupVersionKind) {
+	remove := s.OnChange(func(gvk schema.GroupVersionKind) {
 		if gvk != cmKind {
 			return
 		}
@@ -236,9 +236,8 @@ func TestUseFor(t *testing.T) {
 		case changes <- struct{}{}:
 		default:
 		}
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
+	defer remove()
 	unknown := schema.GroupVersionKind{Group: "none.example.com", Version: "v1", Kind: "Thing"}
 	s.UseFor("audit", []schema.GroupVersionKind{cmKind, unknown})
 	s.Use([]schema.GroupVersionKind{limitKind})
