@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
@@ -44,35 +45,42 @@ type clusterPolicies struct {
 func (a *auditor) watchClusterPolicies(ctx context.Context) (*clusterPolicies, error) {
 	c := &clusterPolicies{changed: make(chan struct{}, 1), failing: map[string]bool{}}
 	handle := func(*watched) cache.ResourceEventHandler {
-		signal := func() {
-			select {
-			case c.changed <- struct{}{}:
-			default:
-			}
-		}
 		return cache.ResourceEventHandlerFuncs{
-			AddFunc: func(any) { signal() },
+			AddFunc: func(any) { signal(c.changed) },
 			UpdateFunc: func(old, cur any) {
 				o, _ := old.(*unstructured.Unstructured)
 				n, _ := cur.(*unstructured.Unstructured)
 				if changed(o, n) { // not the apiserver's typeChecking status
-					signal()
+					signal(c.changed)
 				}
 			},
-			DeleteFunc: func(any) { signal() },
+			DeleteFunc: func(any) { signal(c.changed) },
 		}
 	}
 	onError := func(w *watched, err error) {
 		gr := w.resource.GVR.GroupResource().String()
+		if !apierrors.IsForbidden(err) && !apierrors.IsUnauthorized(err) {
+			// The apiserver unreachable, a watch expired: the informer
+			// lists again by itself and keeps what it holds meanwhile.
+			a.cfg.Log.Warn("background audit: watch of the cluster's ValidatingAdmissionPolicies interrupted; retrying", slog.String("resource", gr), slog.Any("error", err))
+			return
+		}
 		a.cfg.Metrics.BackgroundAuditUnreadable(gr, true)
 		c.mu.Lock()
 		first := !c.failing[gr]
 		c.failing[gr] = true
 		c.mu.Unlock()
-		if first {
-			a.cfg.Log.Error("background audit: cannot list or watch the cluster's ValidatingAdmissionPolicies; they are not audited until tollgate's ClusterRole grants get, list and watch on validatingadmissionpolicies and validatingadmissionpolicybindings (or --audit-cluster-policies=false)",
-				slog.String("resource", gr), slog.Any("error", err))
+		if !first {
+			return
 		}
+		a.cfg.Log.Error("background audit: cannot list or watch the cluster's ValidatingAdmissionPolicies; they are not audited until tollgate's ClusterRole grants get, list and watch on validatingadmissionpolicies and validatingadmissionpolicybindings (or --audit-cluster-policies=false)",
+			slog.String("resource", gr), slog.Any("error", err))
+		// Once granted, the informer lists: audit them then, VAPs or none.
+		go func() {
+			if cache.WaitForCacheSync(ctx.Done(), w.informer.HasSynced) {
+				signal(c.changed)
+			}
+		}()
 	}
 	var err error
 	if c.vaps, err = watch(ctx, a.cfg.Client, audit.VAPResource, false, handle, onError); err != nil {
@@ -83,6 +91,14 @@ func (a *auditor) watchClusterPolicies(ctx context.Context) (*clusterPolicies, e
 		return nil, fmt.Errorf("background audit: watch %s: %w", audit.VAPBindingResource.GVR.GroupResource(), err)
 	}
 	return c, nil
+}
+
+// signal tells c's reader of a change; a pending one is enough.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
 }
 
 func (c *clusterPolicies) stop() {
@@ -153,10 +169,7 @@ func (a *auditor) paramChanged(gvk schema.GroupVersionKind) {
 	a.paramsMu.Lock()
 	a.paramKinds[gvk] = true
 	a.paramsMu.Unlock()
-	select {
-	case a.paramSignal <- struct{}{}:
-	default:
-	}
+	signal(a.paramSignal)
 }
 
 // enqueueParamUsers queues every object of the resources that the

@@ -2,15 +2,18 @@ package backgroundaudit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -113,48 +116,12 @@ spec: {policyName: require-environment, validationActions: [Deny]}
 		object(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: web, namespace: a, uid: u2}, data: {port: "80"}}`),
 		object(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: cache, namespace: b, uid: u3}, data: {password: x}}`),
 	}
-	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		audit.VAPResource.GVR:        "ValidatingAdmissionPolicyList",
-		audit.VAPBindingResource.GVR: "ValidatingAdmissionPolicyBindingList",
-		namespacesResource.GVR:       "NamespaceList",
-		{Version: "v1", Resource: "configmaps"}: "ConfigMapList",
-		{Version: "v1", Resource: "pods"}:       "PodList",
-	}, objs...)
-	disc := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: []*metav1.APIResourceList{{
-		GroupVersion: "v1",
-		APIResources: []metav1.APIResource{
-			{Name: "configmaps", Kind: "ConfigMap", Namespaced: true, Verbs: []string{"get", "list", "watch"}},
-			{Name: "pods", Kind: "Pod", Namespaced: true, Verbs: []string{"get", "list", "watch"}},
-			{Name: "namespaces", Kind: "Namespace", Verbs: []string{"get", "list", "watch"}},
-		},
-	}}}}
+	client, disc := fakeCluster(objs...)
 	config, err := policy.LoadDefaults() // require-environment: Pods alone
 	if err != nil {
 		t.Fatal(err)
 	}
-	reports := &synced{last: map[string][]offline.Finding{}}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Config{Client: client, Discovery: disc, Reports: reports, Policies: func() *policy.Set { return config },
-			ClusterPolicies: true, WriteInterval: 10 * time.Millisecond, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 10s; a: %q, b: %q", what, reports.results("a", "no-password"), reports.results("b", "no-password"))
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	reports, waitFor := run(t, client, disc, config, nil)
 	const binds = "no-password-everywhere"
 	waitFor("the cluster's VAP reported", func() bool {
 		return reports.results("a", "no-password") == "db:fail:"+binds+":cluster web:pass:"+binds+":cluster" &&
@@ -164,6 +131,7 @@ spec: {policyName: require-environment, validationActions: [Deny]}
 		t.Errorf("the cluster's require-environment audited (%s): the config's, on Pods alone, shadows it", got)
 	}
 
+	ctx := context.Background()
 	vaps := client.Resource(audit.VAPResource.GVR)
 	bindings := client.Resource(audit.VAPBindingResource.GVR)
 	narrowed := binding.DeepCopy()
@@ -180,4 +148,133 @@ spec: {policyName: require-environment, validationActions: [Deny]}
 		t.Fatal(err)
 	}
 	waitFor("the VAP deleted", func() bool { return reports.results("a", "no-password") == "" })
+}
+
+// fakeCluster is a dynamic client and discovery of a cluster holding objs.
+func fakeCluster(objs ...runtime.Object) (*dynamicfake.FakeDynamicClient, *fakediscovery.FakeDiscovery) {
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		audit.VAPResource.GVR:                   "ValidatingAdmissionPolicyList",
+		audit.VAPBindingResource.GVR:            "ValidatingAdmissionPolicyBindingList",
+		namespacesResource.GVR:                  "NamespaceList",
+		{Version: "v1", Resource: "configmaps"}: "ConfigMapList",
+		{Version: "v1", Resource: "pods"}:       "PodList",
+	}, objs...)
+	disc := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: []*metav1.APIResourceList{{
+		GroupVersion: "v1",
+		APIResources: []metav1.APIResource{
+			{Name: "configmaps", Kind: "ConfigMap", Namespaced: true, Verbs: []string{"get", "list", "watch"}},
+			{Name: "pods", Kind: "Pod", Namespaced: true, Verbs: []string{"get", "list", "watch"}},
+			{Name: "namespaces", Kind: "Namespace", Verbs: []string{"get", "list", "watch"}},
+		},
+	}}}}
+	return client, disc
+}
+
+// run audits the fake cluster with the cluster's VAPs until the test
+// ends; waitFor polls the reports. log, when set, gets the audit's log.
+func run(t *testing.T, client *dynamicfake.FakeDynamicClient, disc *fakediscovery.FakeDiscovery, config *policy.Set, log io.Writer) (*synced, func(string, func() bool)) {
+	t.Helper()
+	if log == nil {
+		log = io.Discard
+	}
+	reports := &synced{last: map[string][]offline.Finding{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Config{Client: client, Discovery: disc, Reports: reports, Policies: func() *policy.Set { return config },
+			ClusterPolicies: true, WriteInterval: 10 * time.Millisecond, Log: slog.New(slog.NewTextHandler(log, nil))})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return reports, func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 10s; reports %v", what, reports.all())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+func (s *synced) all() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for ns, fs := range s.last {
+		out[ns] = len(fs)
+	}
+	return out
+}
+
+// TestClusterPoliciesForbidden: without the RBAC to list VAPs, the audit
+// says so once and audits tollgate's config; granted later, the cluster's
+// VAPs join.
+func TestClusterPoliciesForbidden(t *testing.T) {
+	client, disc := fakeCluster(
+		object(t, `{apiVersion: v1, kind: Namespace, metadata: {name: a}}`),
+		object(t, `{apiVersion: v1, kind: Pod, metadata: {name: web, namespace: a, uid: u1}, spec: {containers: [{name: c, image: nginx}]}}`),
+		object(t, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: pods-named-db}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+  validations: [{expression: "object.metadata.name == 'db'"}]
+`),
+		object(t, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: pods-named-db}
+spec: {policyName: pods-named-db, validationActions: [Warn]}
+`))
+	var granted atomic.Bool
+	client.PrependReactor("list", "validatingadmissionpolicies", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if granted.Load() {
+			return false, nil, nil
+		}
+		return true, nil, apierrors.NewForbidden(audit.VAPResource.GVR.GroupResource(), "", errors.New("RBAC: not granted"))
+	})
+	config, err := policy.LoadDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log syncBuffer
+	reports, waitFor := run(t, client, disc, config, &log)
+	waitFor("tollgate's config audited", func() bool {
+		return strings.HasPrefix(reports.results("a", "require-environment"), "web:fail:")
+	})
+	if got := reports.results("a", "pods-named-db"); got != "" {
+		t.Errorf("the cluster's VAP reported without the right to list it: %s", got)
+	}
+	if n := strings.Count(log.String(), "cannot list or watch the cluster's ValidatingAdmissionPolicies"); n != 1 {
+		t.Errorf("logged %d times, want once:\n%s", n, log.String())
+	}
+	granted.Store(true)
+	waitFor("the cluster's VAP audited once granted", func() bool {
+		return reports.results("a", "pods-named-db") == "web:warn:pods-named-db:cluster"
+	})
+}
+
+// syncBuffer is a log written by the audit's goroutines and read by the test.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
