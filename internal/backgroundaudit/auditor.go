@@ -243,16 +243,7 @@ func (a *auditor) reload(ctx context.Context) error {
 	if a.cluster != nil {
 		set = a.cluster.merge(a, set)
 	}
-	if store := a.cfg.Engine.External.Params; store != nil {
-		// Params of every policy audited, not only those the server uses;
-		// a kind that cannot be read is each policy's configuration error.
-		store.UseFor(paramsUser, set.ParamKinds())
-		wait, cancel := context.WithTimeout(ctx, paramsWait)
-		if err := store.WaitSyncedFor(wait, paramsUser); err != nil && ctx.Err() == nil {
-			a.cfg.Log.Error("background audit: params not read; the policies reading them are evaluated without", slog.Any("error", err))
-		}
-		cancel()
-	}
+	a.followParams(ctx, set)
 	resources, err := audit.Resources(a.cfg.Discovery, set)
 	if err != nil {
 		a.cfg.Log.Error("background audit: some resources could not be discovered; their objects are not audited", slog.Any("error", err))
@@ -317,9 +308,6 @@ func (a *auditor) follow(ctx context.Context, resources []audit.Resource) error 
 	}
 	return nil
 }
-
-// paramsWait bounds the wait for the params of a reloaded set.
-const paramsWait = 30 * time.Second
 
 // waitUntil polls done until it is true or ctx ends.
 func waitUntil(ctx context.Context, done func() bool) error {

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -161,6 +162,26 @@ func objects(w *watched) []*unstructured.Unstructured {
 		}
 	}
 	return out
+}
+
+// paramsWait bounds the wait for the params of a reloaded set.
+const paramsWait = 30 * time.Second
+
+// followParams has the params store watch the param kinds of every policy
+// audited, not only those the server uses, and waits for them. A kind
+// that cannot be read is each policy's configuration error, as at the
+// apiserver.
+func (a *auditor) followParams(ctx context.Context, set *policy.Set) {
+	store := a.cfg.Engine.External.Params
+	if store == nil {
+		return
+	}
+	store.UseFor(paramsUser, set.ParamKinds())
+	wait, cancel := context.WithTimeout(ctx, paramsWait)
+	defer cancel()
+	if err := store.WaitSyncedFor(wait, paramsUser); err != nil && ctx.Err() == nil {
+		a.cfg.Log.Error("background audit: params not read yet; the policies reading them get the apiserver's configuration error", slog.Any("error", err))
+	}
 }
 
 // paramChanged records a param kind whose objects changed, for the loop
