@@ -114,7 +114,9 @@ func TestAuditClusterPolicies(t *testing.T) {
 	if _, err := adm.ValidatingAdmissionPolicyBindings().Create(c, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = adm.ValidatingAdmissionPolicyBindings().Delete(ctx(t), binding.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = adm.ValidatingAdmissionPolicyBindings().Delete(ctx(t), binding.Name, metav1.DeleteOptions{})
+	})
 	fromCluster, _ := results("--cluster-policies")
 
 	want := map[string]string{"db": "fail", "web": "pass", "api": "pass"}
