@@ -10,31 +10,39 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/internal/report"
 )
 
 // auditVAP and auditVAPBinding are given to tollgate audit in -c, then
-// applied to the cluster: no key named by the param ConfigMap.
+// applied to the cluster: no key named by the param. The param is of a
+// kind of the test's own (a CRD): the apiserver stops its param informer
+// of a built-in kind for good once no binding names the kind, which the
+// cleanup here would do to ConfigMap params for the tests that follow
+// (kubernetes/kubernetes#130887).
 const (
 	auditVAP = `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
 metadata: {name: auditvap-forbidden-key}
 spec:
   failurePolicy: Fail
-  paramKind: {apiVersion: v1, kind: ConfigMap}
+  paramKind: {apiVersion: auditvap.example.com/v1, kind: ForbiddenKey}
   matchConstraints:
     resourceRules:
     - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
   validations:
-  - expression: "!has(object.data) || !(params.data.forbidden in object.data)"
-    messageExpression: "'the key ' + params.data.forbidden + ' is forbidden'"
+  - expression: "!has(object.data) || !(params.key in object.data)"
+    messageExpression: "'the key ' + params.key + ' is forbidden'"
 `
 	auditVAPBinding = `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicyBinding
@@ -42,7 +50,7 @@ metadata: {name: auditvap-forbidden-key}
 spec:
   policyName: auditvap-forbidden-key
   validationActions: [Deny]
-  paramRef: {name: forbidden, namespace: auditvap-params, parameterNotFoundAction: Deny}
+  paramRef: {name: forbidden, parameterNotFoundAction: Deny}
   matchResources:
     namespaceSelector: {matchLabels: {auditvap: "yes"}}
 `
@@ -55,19 +63,19 @@ spec:
 func TestAuditClusterPolicies(t *testing.T) {
 	c := ctx(t)
 	namespace(t, "auditvap-a", map[string]string{"auditvap": "yes"})
-	namespace(t, "auditvap-params", nil)
 	for _, cm := range []*corev1.ConfigMap{
 		{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "auditvap-a"}, Data: map[string]string{"password": "x"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "auditvap-a"}, Data: map[string]string{"port": "80"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "auditvap-a"}, Data: map[string]string{"token": "x"}},
-		{ObjectMeta: metav1.ObjectMeta{Name: "forbidden", Namespace: "auditvap-params"}, Data: map[string]string{"forbidden": "password"}},
 	} {
 		if _, err := cluster.client.CoreV1().ConfigMaps(cm.Namespace).Create(c, cm, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	forbiddenKeyParam(t)
 	reader := userWith(t, "auditvap-reader", []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"configmaps", "namespaces"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps", "namespaces"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"auditvap.example.com"}, Resources: []string{"forbiddenkeys"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"}, Verbs: []string{"get", "list"}},
 	})
 	policies := filepath.Join(t.TempDir(), "vap.yaml")
@@ -165,6 +173,43 @@ func TestAuditClusterPolicies(t *testing.T) {
 	denied := readOnlyUser(t, "auditvap-nobody", []string{"configmaps", "namespaces"})
 	if _, stderr, code := runTollgate(t, "audit", "--kubeconfig", denied, "--cluster-policies"); code != 2 || !strings.Contains(stderr, "forbidden") {
 		t.Errorf("without list on VAPs: exit %d, %s", code, stderr)
+	}
+}
+
+// forbiddenKeyParam creates the CRD of the param kind ForbiddenKey and its
+// object forbidden, naming the key password.
+func forbiddenKeyParam(t *testing.T) {
+	t.Helper()
+	c := ctx(t)
+	dyn, err := dynamic.NewForConfig(cluster.restConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "forbiddenkeys.auditvap.example.com"},
+		"spec": map[string]any{
+			"group": "auditvap.example.com", "scope": "Cluster",
+			"names": map[string]any{"kind": "ForbiddenKey", "plural": "forbiddenkeys", "singular": "forbiddenkey", "listKind": "ForbiddenKeyList"},
+			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
+		},
+	}}
+	if _, err := dyn.Resource(crdGVR).Create(c, crd, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	param := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "auditvap.example.com/v1", "kind": "ForbiddenKey",
+		"metadata": map[string]any{"name": "forbidden"}, "key": "password",
+	}}
+	keys := schema.GroupVersionResource{Group: "auditvap.example.com", Version: "v1", Resource: "forbiddenkeys"}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if _, err = dyn.Resource(keys).Create(c, param, metav1.CreateOptions{}); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ForbiddenKey: %v", err)
+		}
 	}
 }
 
