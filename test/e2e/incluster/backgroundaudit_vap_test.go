@@ -5,7 +5,9 @@ package incluster
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/test/e2e/framework"
@@ -162,6 +165,31 @@ func TestBackgroundAuditClusterVAP(t *testing.T) {
 		t.Logf("$ kubectl %s (%v)\n%s", strings.Join(args, " "), err, out)
 	}
 
+	// The paths agree: the same VAP and binding in tollgate's config give
+	// the same results but for their origin. The config's copy shadows the
+	// cluster's while both exist: each object has one result of the VAP.
+	fromCluster := vapResults(ctx, t, dyn, policy)
+	writePolicyFile(t, "e2e-forbidden-key.yaml", clusterVAP+"---\n"+clusterVAPBinding)
+	took := framework.WaitFor(t, 15*time.Second, "the config's copy reported instead", func() bool {
+		return sameOrigin(vapResults(ctx, t, dyn, policy), "config", len(fromCluster))
+	})
+	t.Logf("the same VAP written to the config: its results, origin config, %s later", took.Round(10*time.Millisecond))
+	fromConfig := vapResults(ctx, t, dyn, policy)
+	for key, c := range fromCluster {
+		f := fromConfig[key]
+		c.Properties, f.Properties = withoutOrigin(c.Properties), withoutOrigin(f.Properties)
+		if fmt.Sprint(c) != fmt.Sprint(f) {
+			t.Errorf("%s: from the cluster %+v\nfrom the config %+v", key, c, f)
+		}
+	}
+	if err := os.Remove(filepath.Join(env.policies, "e2e-forbidden-key.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	took = framework.WaitFor(t, 15*time.Second, "the cluster's VAP reported again", func() bool {
+		return sameOrigin(vapResults(ctx, t, dyn, policy), "cluster", len(fromCluster))
+	})
+	t.Logf("the config's copy removed: the cluster's results again %s later", took.Round(10*time.Millisecond))
+
 	// The binding narrowed to team a: b's results gone.
 	b, err := adm.ValidatingAdmissionPolicyBindings().Get(ctx, binding.Name, metav1.GetOptions{})
 	if err != nil {
@@ -208,4 +236,44 @@ func TestBackgroundAuditClusterVAP(t *testing.T) {
 		t.Fatal(err)
 	}
 	want("the VAP deleted", 15*time.Second, map[string]string{}, map[string]string{})
+}
+
+// vapResults are the VAP's results in both namespaces, by namespace/name;
+// an object with more than one fails the test.
+func vapResults(ctx context.Context, t *testing.T, dyn dynamic.Interface, policy string) map[string]reportResult {
+	t.Helper()
+	out := map[string]reportResult{}
+	for _, space := range []string{"e2e-vap-a", "e2e-vap-b"} {
+		got, err := namespaceResults(ctx, dyn, space, policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, rs := range got {
+			if len(rs) != 1 {
+				t.Fatalf("%s/%s: %d results of %s, want one", space, name, len(rs), policy)
+			}
+			out[space+"/"+name] = rs[0]
+		}
+	}
+	return out
+}
+
+// sameOrigin: n results, each of that origin.
+func sameOrigin(results map[string]reportResult, origin string, n int) bool {
+	for _, r := range results {
+		if r.Properties["origin"] != origin {
+			return false
+		}
+	}
+	return len(results) == n
+}
+
+func withoutOrigin(p map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range p {
+		if k != "origin" {
+			out[k] = v
+		}
+	}
+	return out
 }
