@@ -218,6 +218,18 @@ func TestBackgroundAuditClusterVAP(t *testing.T) {
 		t.Errorf("result of api after the param changed: %q", m)
 	}
 
+	// The VAP edited: a port key refused too.
+	v, err := adm.ValidatingAdmissionPolicies().Get(ctx, vap.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Spec.Validations[0].Expression = "!has(object.data) || !(params.data.forbidden in object.data || 'port' in object.data)"
+	if _, err := adm.ValidatingAdmissionPolicies().Update(ctx, v, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want("the VAP edited", 15*time.Second,
+		map[string]string{"db": "pass", "web": "fail", "api": "fail"}, map[string]string{})
+
 	// Unbound, bound again, then the VAP deleted. (Once no binding names
 	// ConfigMap params, this apiserver's own ConfigMap param informer is
 	// stopped for good, kubernetes/kubernetes#130887: no later test here
@@ -231,7 +243,7 @@ func TestBackgroundAuditClusterVAP(t *testing.T) {
 		t.Fatal(err)
 	}
 	want("bound again, to both teams", 15*time.Second,
-		map[string]string{"db": "pass", "web": "pass", "api": "fail"}, map[string]string{"cache": "pass", "queue": "pass"})
+		map[string]string{"db": "pass", "web": "fail", "api": "fail"}, map[string]string{"cache": "pass", "queue": "fail"})
 	if err := adm.ValidatingAdmissionPolicies().Delete(ctx, vap.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
