@@ -60,7 +60,7 @@ func (a *auditor) watchClusterPolicies(ctx context.Context) (*clusterPolicies, e
 	}
 	onError := func(w *watched, err error) {
 		gr := w.resource.GVR.GroupResource().String()
-		if !apierrors.IsForbidden(err) && !apierrors.IsUnauthorized(err) {
+		if !apierrors.IsForbidden(err) && !apierrors.IsUnauthorized(err) && !apierrors.IsNotFound(err) {
 			// The apiserver unreachable, a watch expired: the informer
 			// lists again by itself and keeps what it holds meanwhile.
 			a.cfg.Log.Warn("background audit: watch of the cluster's ValidatingAdmissionPolicies interrupted; retrying", slog.String("resource", gr), slog.Any("error", err))
@@ -74,7 +74,7 @@ func (a *auditor) watchClusterPolicies(ctx context.Context) (*clusterPolicies, e
 		if !first {
 			return
 		}
-		a.cfg.Log.Error("background audit: cannot list or watch the cluster's ValidatingAdmissionPolicies; they are not audited until tollgate's ClusterRole grants get, list and watch on validatingadmissionpolicies and validatingadmissionpolicybindings (or --audit-cluster-policies=false)",
+		a.cfg.Log.Error("background audit: cannot list or watch the cluster's ValidatingAdmissionPolicies; they are not audited until the apiserver serves admissionregistration.k8s.io/v1 (Kubernetes 1.30 on) and tollgate's ClusterRole grants get, list and watch on validatingadmissionpolicies and validatingadmissionpolicybindings (or --audit-cluster-policies=false)",
 			slog.String("resource", gr), slog.Any("error", err))
 		// Once granted, the informer lists: audit them then, VAPs or none.
 		go func() {
