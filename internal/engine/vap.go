@@ -14,6 +14,9 @@ import (
 // never as a pass.
 func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
 	p := g.Policies[0]
+	if k := p.VAP.Kyverno; k != nil && !k.Admission && !inBackground(ctx) {
+		return Evaluation{Response: admission.Allowed(), Results: []Result{notApplicable(p.Name(), "evaluation.admission.enabled is false")}}
+	}
 	out, err := vap.Evaluate(ctx, p.VAP, req, e.namespaces, e.external)
 	if err != nil {
 		return errorAll(g, admission.BadRequest(err))
@@ -46,4 +49,26 @@ func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admissio
 	resp.AuditAnnotations = out.AuditAnnotations
 	resp.Policies = []string{p.Name()}
 	return Evaluation{Response: resp, Results: []Result{r}}
+}
+
+type backgroundKey struct{}
+
+// Background marks ctx as a background evaluation of stored objects (tollgate
+// audit, the background audit), where a Kyverno policy with
+// evaluation.admission.enabled false still applies.
+func Background(ctx context.Context) context.Context {
+	return context.WithValue(ctx, backgroundKey{}, true)
+}
+
+func inBackground(ctx context.Context) bool { return ctx.Value(backgroundKey{}) != nil }
+
+// InBackground tells whether a group takes part in background evaluations:
+// all do but a Kyverno policy with evaluation.background.enabled false.
+func InBackground(g *policy.Group) bool {
+	for _, p := range g.Policies {
+		if p.VAP != nil && p.VAP.Kyverno != nil && !p.VAP.Kyverno.Background {
+			return false
+		}
+	}
+	return true
 }

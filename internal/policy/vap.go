@@ -19,6 +19,9 @@ type VAP struct {
 	Bindings []*admissionregistrationv1.ValidatingAdmissionPolicyBinding
 	// Validator is the policy compiled by the apiserver's own code.
 	Validator *cel.VAP
+	// Kyverno is set for a policy read from a Kyverno ValidatingPolicy or
+	// NamespacedValidatingPolicy (kyverno.go), decided and worded as Kyverno does.
+	Kyverno *Kyverno
 }
 
 // selected makes served the policy with only the given bindings, whose

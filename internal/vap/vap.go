@@ -79,7 +79,7 @@ func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 	nsLister := &lister{namespaces: namespaces}
 	matcher := generic.NewPolicyMatcher(matching.NewMatcher(nsLister, nil))
 	def := n.Policy
-	e := &evaluation{def: def, audit: map[string]string{}}
+	e := &evaluation{def: def, kyverno: n.Kyverno, audit: map[string]string{}}
 	// matchError is an error of the matcher: undecided when it came from a
 	// namespace tollgate does not know, else a configuration error.
 	matchError := func(err error, binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
@@ -160,6 +160,7 @@ func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 // evaluation gathers what one policy's bindings decided about a request.
 type evaluation struct {
 	def      *admissionregistrationv1.ValidatingAdmissionPolicy
+	kyverno  *policy.Kyverno
 	out      Outcome
 	denied   []denial
 	failures []failure
@@ -204,6 +205,10 @@ func (e *evaluation) undecided(err error, binding *admissionregistrationv1.Valid
 
 // record acts on a validation result by the binding's validationActions.
 func (e *evaluation) record(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding, res validating.ValidateResult) {
+	if e.kyverno != nil {
+		e.recordKyverno(b, res)
+		return
+	}
 	for i, d := range res.Decisions {
 		if d.Evaluation == validating.EvalError && d.Action != validating.ActionDeny {
 			e.out.Ignored = append(e.out.Ignored, d.Message) // failurePolicy Ignore
@@ -257,6 +262,8 @@ type denial struct {
 	binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
 	message string
 	reason  string
+	// kyverno: message is worded as Kyverno words it, whole.
+	kyverno bool
 }
 
 // failure is the apiserver's audit record of a failed validation.
@@ -274,6 +281,10 @@ func (o Outcome) finish(def *admissionregistrationv1.ValidatingAdmissionPolicy, 
 		return o
 	}
 	d := denied[0]
+	if d.kyverno {
+		o.Denial = d.message // worded by recordKyverno
+		return o
+	}
 	if d.binding != nil {
 		o.Denial = fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s", def.Name, d.binding.Name, d.message)
 	} else {
