@@ -48,16 +48,18 @@ type kyvernoPolicy struct {
 }
 
 type kyvernoSpec struct {
-	MatchConstraints     *admissionregistrationv1.MatchResources     `json:"matchConstraints,omitempty"`
-	Validations          []admissionregistrationv1.Validation        `json:"validations,omitempty"`
-	FailurePolicy        *admissionregistrationv1.FailurePolicyType  `json:"failurePolicy,omitempty"`
-	AuditAnnotations     []admissionregistrationv1.AuditAnnotation   `json:"auditAnnotations,omitempty"`
-	MatchConditions      []admissionregistrationv1.MatchCondition    `json:"matchConditions,omitempty"`
-	Variables            []admissionregistrationv1.Variable          `json:"variables,omitempty"`
-	Autogen              *kyvernoAutogen                             `json:"autogen,omitempty"`
-	ValidationActions    []admissionregistrationv1.ValidationAction  `json:"validationActions,omitempty"`
-	WebhookConfiguration *struct{ TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"` } `json:"webhookConfiguration,omitempty"`
-	Evaluation           *kyvernoEvaluation                          `json:"evaluation,omitempty"`
+	MatchConstraints     *admissionregistrationv1.MatchResources    `json:"matchConstraints,omitempty"`
+	Validations          []admissionregistrationv1.Validation       `json:"validations,omitempty"`
+	FailurePolicy        *admissionregistrationv1.FailurePolicyType `json:"failurePolicy,omitempty"`
+	AuditAnnotations     []admissionregistrationv1.AuditAnnotation  `json:"auditAnnotations,omitempty"`
+	MatchConditions      []admissionregistrationv1.MatchCondition   `json:"matchConditions,omitempty"`
+	Variables            []admissionregistrationv1.Variable         `json:"variables,omitempty"`
+	Autogen              *kyvernoAutogen                            `json:"autogen,omitempty"`
+	ValidationActions    []admissionregistrationv1.ValidationAction `json:"validationActions,omitempty"`
+	WebhookConfiguration *struct {
+		TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
+	} `json:"webhookConfiguration,omitempty"`
+	Evaluation *kyvernoEvaluation `json:"evaluation,omitempty"`
 }
 
 type kyvernoAutogen struct {
