@@ -171,7 +171,7 @@ func decodeKyverno(kind, version string, js []byte) (*Policy, field.ErrorList) {
 	}
 	vap, binding := kyvernoVAP(k, kind, actions)
 	defaultMatchResources(vap.Spec.MatchConstraints)
-	compiled, cerrs := cel.CompileVAP(vap)
+	compiled, cerrs := cel.CompileKyverno(vap)
 	if len(cerrs) > 0 {
 		if lerrs := kyvernoLibraries(s); len(lerrs) > 0 {
 			return named, lerrs
@@ -234,10 +234,14 @@ func kyvernoVAP(k *kyvernoPolicy, kind string, actions []admissionregistrationv1
 // image, imagedata, http, and the functions of user, hash, math, json,
 // yaml, random, x509, time, transform, gzip), which the apiserver's
 // libraries do not have.
-var kyvernoLibraryCall = regexp.MustCompile(`(?:^|[^.\w])(globalContext|resource|imagedata|http|image|json|yaml|hash|math|random|x509|time|transform|gzip|user)\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(`)
+var kyvernoLibraryCall = regexp.MustCompile(`(?:^|[^.?\w])(globalContext|resource|imagedata|http|image|json|yaml|hash|math|random|x509|time|transform|gzip|user)\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(`)
+
+// kyvernoFunction finds a call of a global function of Kyverno's libraries
+// (user: parseServiceAccount; image: image, parseImageReference).
+var kyvernoFunction = regexp.MustCompile(`(?:^|[^.?\w])(parseServiceAccount|parseImageReference|image)\s*\(`)
 
 // kyvernoExceptions is Kyverno's variable of PolicyException values.
-var kyvernoExceptions = regexp.MustCompile(`(?:^|[^.\w])exceptions\s*\.`)
+var kyvernoExceptions = regexp.MustCompile(`(?:^|[^.?\w])exceptions\s*\.`)
 
 // kyvernoLibraries names, for a policy the apiserver's compiler refused,
 // every expression that calls a Kyverno CEL library or reads Kyverno's
@@ -246,7 +250,10 @@ var kyvernoExceptions = regexp.MustCompile(`(?:^|[^.\w])exceptions\s*\.`)
 func kyvernoLibraries(s *kyvernoSpec) field.ErrorList {
 	var errs field.ErrorList
 	check := func(p *field.Path, expr string) {
-		if m := kyvernoLibraryCall.FindStringSubmatch(expr); m != nil {
+		if m := kyvernoFunction.FindStringSubmatch(expr); m != nil {
+			errs = append(errs, field.Invalid(p, strings.TrimSpace(expr),
+				fmt.Sprintf("calls %s, of Kyverno's CEL libraries, which tollgate does not have", m[1])))
+		} else if m := kyvernoLibraryCall.FindStringSubmatch(expr); m != nil {
 			errs = append(errs, field.Invalid(p, strings.TrimSpace(expr),
 				fmt.Sprintf("calls %s.%s, of Kyverno's CEL libraries, which tollgate does not have", m[1], m[2])))
 		} else if kyvernoExceptions.MatchString(expr) {
