@@ -54,7 +54,7 @@ type kyvernoSpec struct {
 	AuditAnnotations     []admissionregistrationv1.AuditAnnotation  `json:"auditAnnotations,omitempty"`
 	MatchConditions      []admissionregistrationv1.MatchCondition   `json:"matchConditions,omitempty"`
 	Variables            []admissionregistrationv1.Variable         `json:"variables,omitempty"`
-	Autogen              *kyvernoAutogen                            `json:"autogen,omitempty"`
+	Autogen              *kyvernoAutogenConfig                            `json:"autogen,omitempty"`
 	ValidationActions    []admissionregistrationv1.ValidationAction `json:"validationActions,omitempty"`
 	WebhookConfiguration *struct {
 		TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
@@ -62,7 +62,7 @@ type kyvernoSpec struct {
 	Evaluation *kyvernoEvaluation `json:"evaluation,omitempty"`
 }
 
-type kyvernoAutogen struct {
+type kyvernoAutogenConfig struct {
 	PodControllers *struct {
 		Controllers []string `json:"controllers,omitempty"`
 	} `json:"podControllers,omitempty"`
@@ -93,6 +93,8 @@ type Kyverno struct {
 	// Admission and Background are evaluation.admission.enabled and
 	// evaluation.background.enabled (both true by default).
 	Admission, Background bool
+	// controllers: see AutogenControllers.
+	controllers []string
 }
 
 // isKyverno tells whether a document is of Kyverno's policies.kyverno.io
@@ -178,11 +180,16 @@ func decodeKyverno(kind, version string, js []byte) (*Policy, field.ErrorList) {
 		}
 		return named, cerrs
 	}
+	info := &Kyverno{Kind: kind, Namespace: k.Namespace, Admission: s.Evaluation == nil || s.Evaluation.Admission.on(), Background: s.Evaluation == nil || s.Evaluation.Background.on()}
+	autogen, aerrs := kyvernoAutogen(k, kind, actions, info)
+	if len(aerrs) > 0 {
+		return named, aerrs
+	}
 	return &Policy{
 		Metadata: Metadata{Name: k.Name, Labels: k.Labels, Annotations: k.Annotations},
 		Spec:     Spec{FailurePolicy: failurePolicyOf(*vap.Spec.FailurePolicy)},
 		VAP: &VAP{Policy: vap, Bindings: []*admissionregistrationv1.ValidatingAdmissionPolicyBinding{binding}, Validator: compiled,
-			Kyverno: &Kyverno{Kind: kind, Namespace: k.Namespace, Admission: s.Evaluation == nil || s.Evaluation.Admission.on(), Background: s.Evaluation == nil || s.Evaluation.Background.on()}},
+			Kyverno: info, Autogen: autogen},
 	}, nil
 }
 

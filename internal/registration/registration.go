@@ -127,7 +127,7 @@ func Build(set *policy.Set, opts Options) (*admissionregistrationv1.MutatingWebh
 		if g.Kind == policy.GroupVAP {
 			def := g.Policies[0].VAP.Policy
 			for _, w := range g.BindingWebhooks {
-				webhooks = append(webhooks, bindingWebhook(def.Spec.MatchConstraints, *def.Spec.FailurePolicy, w, &opts))
+				webhooks = append(webhooks, bindingWebhook(g.Policies[0].VAP.MatchConstraints(), *def.Spec.FailurePolicy, w, &opts))
 			}
 		} else {
 			webhooks = append(webhooks, validatingWebhook(g, &opts))

@@ -72,6 +72,21 @@ var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewSch
 // applied (a binding's webhook entry) are left out of n by the caller. ext
 // gives the policy's params and the authorizer.
 func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namespaces policy.Namespaces, ext external.Sources) (Outcome, error) {
+	out, err := evaluate(ctx, n, req, namespaces, ext)
+	if err != nil || out.Matched || out.NotApplied == "" {
+		return out, err
+	}
+	// A Kyverno policy's autogen policies match Pod controllers, which the
+	// policy does not: at most one of them matches.
+	for _, a := range n.Autogen {
+		if o, err := evaluate(ctx, a, req, namespaces, ext); err != nil || o.Matched || o.NotApplied == "" {
+			return o, err
+		}
+	}
+	return out, nil
+}
+
+func evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namespaces policy.Namespaces, ext external.Sources) (Outcome, error) {
 	attrs, err := cel.Attributes(req)
 	if err != nil {
 		return Outcome{}, err
