@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -182,4 +183,44 @@ func protected(rest []byte) bool {
 	}
 	next := rest[len(suffix):]
 	return len(next) == 0 || !(next[0] == '_' || next[0] >= 'a' && next[0] <= 'z' || next[0] >= 'A' && next[0] <= 'Z' || next[0] >= '0' && next[0] <= '9')
+}
+
+// KyvernoNotes says, for each Kyverno policy of the set, what Kyverno's
+// autogen made of it: the Pod controllers it also checks and its rewritten
+// validations, or that it checks Pods alone; for lint.
+func (s *Set) KyvernoNotes() []string {
+	var out []string
+	for _, p := range s.Policies {
+		if p.VAP == nil || p.VAP.Kyverno == nil {
+			continue
+		}
+		k := p.VAP.Kyverno
+		head := fmt.Sprintf("%s: %s %q", p.Source, k.Kind, p.Name())
+		if len(p.VAP.Autogen) == 0 {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: autogen: also checks the Pod templates of %s", head, strings.Join(k.controllers, ", ")))
+		for _, a := range p.VAP.Autogen {
+			var rs []string
+			for _, r := range a.Policy.Spec.MatchConstraints.ResourceRules {
+				rs = append(rs, r.Resources...)
+			}
+			orig, gen := p.VAP.Policy.Spec, a.Policy.Spec
+			note := func(what, before, after string) {
+				if before != after {
+					out = append(out, fmt.Sprintf("%s: autogen (%s): %s: %s", head, strings.Join(rs, ", "), what, strings.TrimSpace(after)))
+				}
+			}
+			for i, c := range gen.MatchConditions {
+				note(fmt.Sprintf("matchConditions[%d]", i), orig.MatchConditions[i].Expression, c.Expression)
+			}
+			for i, v := range gen.Variables {
+				note(fmt.Sprintf("variables[%d] (%s)", i, v.Name), orig.Variables[i].Expression, v.Expression)
+			}
+			for i, v := range gen.Validations {
+				note(fmt.Sprintf("validations[%d]", i), orig.Validations[i].Expression, v.Expression)
+			}
+		}
+	}
+	return out
 }

@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestKyvernoPolicies: Kyverno ValidatingPolicies decided by check as Kyverno
+// decides them: the first failing validation alone, in Kyverno's words
+// (its default message for a validation without one), autogen for a
+// Deployment's Pod template, a NamespacedValidatingPolicy only in its
+// namespace with Warn, and evaluation.admission off keeping a policy out of
+// admission; lint shows what autogen wrote.
+func TestKyvernoPolicies(t *testing.T) {
+	code, out, errs := run("check", "-c", "testdata/kyverno/policies.yaml", "-f", "testdata/kyverno/resources.yaml", "--show-skipped")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"Pod shop/untagged         pod-rules        fail    Policy pod-rules failed: images need a tag\n",
+		"Pod shop/no-team          pod-rules        fail    Policy pod-rules failed: CEL expression validation failed at index 1\n",
+		"Pod shop/good             pod-rules        pass",
+		"Deployment shop/web       pod-rules        fail    Policy pod-rules failed: images need a tag\n",
+		"CronJob shop/nightly      pod-rules        pass",
+		"ConfigMap shop/settings   shop-only        warn    Policy shop-only failed: configmaps in shop name an owner\n",
+		"ConfigMap other/settings  shop-only        skip    match conditions not met: kyverno-policy-namespace\n",
+		"Service shop/lb           background-only  skip    evaluation.admission.enabled is false\n",
+		"2 pass, 3 fail, 1 warn, 0 error, 18 skip",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, errs = run("lint", "-c", "testdata/kyverno/policies.yaml")
+	want := `ValidatingPolicy "pod-rules": autogen (cronjobs): validations[0]: object.spec.jobTemplate.spec.template.spec.containers.all(c, c.image.contains(':'))`
+	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "autogen: also checks the Pod templates of cronjobs, daemonsets, deployments, jobs, replicasets, statefulsets") {
+		t.Errorf("lint: exit %d, output lacks %q:\n%s%s", code, want, out, errs)
+	}
+}
