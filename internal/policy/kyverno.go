@@ -54,7 +54,7 @@ type kyvernoSpec struct {
 	AuditAnnotations     []admissionregistrationv1.AuditAnnotation  `json:"auditAnnotations,omitempty"`
 	MatchConditions      []admissionregistrationv1.MatchCondition   `json:"matchConditions,omitempty"`
 	Variables            []admissionregistrationv1.Variable         `json:"variables,omitempty"`
-	Autogen              *kyvernoAutogenConfig                            `json:"autogen,omitempty"`
+	Autogen              *kyvernoAutogenConfig                      `json:"autogen,omitempty"`
 	ValidationActions    []admissionregistrationv1.ValidationAction `json:"validationActions,omitempty"`
 	WebhookConfiguration *struct {
 		TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
