@@ -7,7 +7,8 @@ import (
 
 // TestKyvernoPolicies: Kyverno ValidatingPolicies decided by check as Kyverno
 // decides them: the first failing validation alone, in Kyverno's words
-// (its default message for a validation without one), autogen for a
+// (its default message for a validation without one, or whose
+// messageExpression gives none; an error's bare cause), autogen for a
 // Deployment's Pod template, a NamespacedValidatingPolicy only in its
 // namespace with Warn, and evaluation.admission off keeping a policy out of
 // admission; lint shows what autogen wrote.
@@ -25,7 +26,9 @@ func TestKyvernoPolicies(t *testing.T) {
 		"ConfigMap shop/settings   shop-only        warn    Policy shop-only failed: configmaps in shop name an owner\n",
 		"ConfigMap other/settings  shop-only        skip    match conditions not met: kyverno-policy-namespace\n",
 		"Service shop/lb           background-only  skip    evaluation.admission.enabled is false\n",
-		"2 pass, 3 fail, 1 warn, 0 error, 18 skip",
+		"Secret shop/no-password   secret-keys      fail    Policy secret-keys error: error: no such key: password\n",
+		"Secret shop/two-keys      secret-keys      fail    Policy secret-keys failed: CEL expression validation failed at index 1\n",
+		"2 pass, 5 fail, 1 warn, 0 error, 32 skip",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

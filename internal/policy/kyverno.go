@@ -195,8 +195,8 @@ func decodeKyverno(kind, version string, js []byte) (*Policy, field.ErrorList) {
 
 // kyvernoVAP is the ValidatingAdmissionPolicy and binding that decide as
 // Kyverno's compiled policy (pkg/cel/policies/vpol/compiler/policy.go)
-// decides: a validation without message nor messageExpression says what
-// Kyverno says ("CEL expression validation failed at index N"), and a
+// decides: a validation without message says what Kyverno says ("CEL
+// expression validation failed at index N"), and a
 // NamespacedValidatingPolicy applies only to requests in its namespace
 // (Kyverno's NamespacedPolicy predicate), as a first match condition.
 func kyvernoVAP(k *kyvernoPolicy, kind string, actions []admissionregistrationv1.ValidationAction) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
@@ -207,7 +207,7 @@ func kyvernoVAP(k *kyvernoPolicy, kind string, actions []admissionregistrationv1
 	}
 	validations := make([]admissionregistrationv1.Validation, len(s.Validations))
 	for i, v := range s.Validations {
-		if v.Message == "" && v.MessageExpression == "" {
+		if v.Message == "" { // also what the apiserver falls back to when a messageExpression gives no text
 			v.Message = "CEL expression validation failed at index " + strconv.Itoa(i)
 		}
 		validations[i] = v

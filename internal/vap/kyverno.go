@@ -2,6 +2,7 @@ package vap
 
 import (
 	"fmt"
+	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
@@ -23,7 +24,7 @@ func (e *evaluation) recordKyverno(b *admissionregistrationv1.ValidatingAdmissio
 		}
 		msg := fmt.Sprintf("Policy %s failed: %s", e.def.Name, d.Message)
 		if d.Evaluation == validating.EvalError {
-			msg = fmt.Sprintf("Policy %s error: error: %s", e.def.Name, d.Message)
+			msg = fmt.Sprintf("Policy %s error: error: %s", e.def.Name, kyvernoCause(e.def, i, d.Message))
 		}
 		e.out.Failures = append(e.out.Failures, d.Message)
 		for _, action := range b.Spec.ValidationActions {
@@ -43,4 +44,16 @@ func (e *evaluation) recordKyverno(b *admissionregistrationv1.ValidatingAdmissio
 			e.audit[e.def.Name+"/"+a.Key] = a.Value
 		}
 	}
+}
+
+// kyvernoCause is the error of validation i as Kyverno words it, bare: the
+// apiserver's evaluator says "expression '<expression>' resulted in error:
+// <cause>" (k8s.io/apiserver/pkg/admission/plugin/cel/activation.go).
+func kyvernoCause(def *admissionregistrationv1.ValidatingAdmissionPolicy, i int, message string) string {
+	if i < len(def.Spec.Validations) {
+		if cause, ok := strings.CutPrefix(message, "expression '"+def.Spec.Validations[i].Expression+"' resulted in error: "); ok {
+			return cause
+		}
+	}
+	return message
 }
