@@ -3,6 +3,9 @@ package cli
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/tollgate-dev/tollgate/internal/certs"
 )
 
 // TestKyvernoPolicies: Kyverno ValidatingPolicies decided by check as Kyverno
@@ -11,7 +14,8 @@ import (
 // messageExpression gives none; an error's bare cause), autogen for a
 // Deployment's Pod template, a NamespacedValidatingPolicy only in its
 // namespace with Warn, and evaluation.admission off keeping a policy out of
-// admission; lint shows what autogen wrote.
+// admission and of the webhooks; lint shows what autogen wrote, manifests
+// registers the Pod controllers autogen checks.
 func TestKyvernoPolicies(t *testing.T) {
 	code, out, errs := run("check", "-c", "testdata/kyverno/policies.yaml", "-f", "testdata/kyverno/resources.yaml", "--show-skipped")
 	if code != 1 {
@@ -38,5 +42,14 @@ func TestKyvernoPolicies(t *testing.T) {
 	want := `ValidatingPolicy "pod-rules": autogen (cronjobs): validations[0]: object.spec.jobTemplate.spec.template.spec.containers.all(c, c.image.contains(':'))`
 	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "autogen: also checks the Pod templates of cronjobs, daemonsets, deployments, jobs, replicasets, statefulsets") {
 		t.Errorf("lint: exit %d, output lacks %q:\n%s%s", code, want, out, errs)
+	}
+	dir := t.TempDir()
+	if _, err := certs.EnsureSelfSigned(dir, nil, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = run("manifests", "--cert-dir", dir, "--url", "https://x:8443", "--config", "testdata/kyverno/policies.yaml")
+	if code != 0 || strings.Count(out, ".binding.vap.tollgate.dev") != 3 || strings.Contains(out, "background-only") ||
+		!strings.Contains(out, "    - cronjobs\n") || !strings.Contains(out, "    - daemonsets\n    - deployments\n    - replicasets\n    - statefulsets\n") {
+		t.Errorf("manifests: exit %d, want three webhooks, none for background-only, the Pod controllers:\n%s%s", code, out, errs)
 	}
 }
