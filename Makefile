@@ -44,7 +44,13 @@ HELM_KEY := $(shell cat hack/helm/go.mod hack/helm/go.sum | sha256sum | cut -c1-
 HELM := $(CACHE_DIR)/helm/$(HELM_KEY)
 HELM_VERSION := $(shell awk '$$1=="require" && $$2=="helm.sh/helm/v3"{print $$3; exit}' hack/helm/go.mod)
 
-.PHONY: run build test fuzz unit pod-security e2e control-plane lint clean bench fuzz-short vulncheck soak chart e2e-chart
+# The release: the image's tag (make image), the chart's appVersion and
+# deploy/'s image tag, which make chart checks agree with it.
+VERSION := $(shell cat VERSION)
+IMAGE_REPOSITORY ?= ghcr.io/tollgate-dev/tollgate
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
+
+.PHONY: image e2e-image image-test run build test fuzz unit pod-security e2e control-plane lint clean bench fuzz-short vulncheck soak chart e2e-chart
 .DEFAULT_GOAL := build
 
 run: ## Serve on :8443 with the embedded defaults and a self-signed certificate.
@@ -53,6 +59,23 @@ run: ## Serve on :8443 with the embedded defaults and a self-signed certificate.
 build:
 	$(GO) build -o bin/tollgate ./cmd/tollgate
 
+# The image, built by hack/image from the module proxy alone: no Docker
+# daemon, no base image. bin/image/oci is an OCI layout of both platforms;
+# bin/image/tollgate-$(VERSION)-linux-ARCH.tar loads with docker load or
+# kind load image-archive; sbom-*.cdx.json list the modules in each binary.
+image: ## tollgate's image for linux/amd64 and linux/arm64, reproducible, with SBOMs, in bin/image (docs/deploy.md).
+	$(GO) -C hack/image run . -root $(CURDIR) -out $(CURDIR)/bin/image -version $(VERSION) -repository $(IMAGE_REPOSITORY) -platforms $(IMAGE_PLATFORMS)
+
+# The image of this machine's platform alone, which the end-to-end tests
+# run (make image builds every platform; image-test the rest).
+e2e-image:
+	$(GO) -C hack/image run . -root $(CURDIR) -out $(CURDIR)/bin/e2e-image -version $(VERSION) -repository $(IMAGE_REPOSITORY) -platforms linux/$(shell $(GO) env GOARCH)
+
+# Builds the image twice and compares every byte; unpacks it and checks its
+# files, config and SBOMs, and runs its binary as 65532 with no other file.
+image-test:
+	$(GO) -C hack/image test -count=1 ./...
+
 # make test runs its stages through hack/stages, which prints each stage's
 # wall time at the end (also when one failed, then the run stops there;
 # make -k or KEEP_GOING=1 runs the others too). Stages joined with + run at
@@ -60,8 +83,8 @@ build:
 # the CPU it leaves idle: the end-to-end tests keep about one of our two
 # cores idle, waiting on the apiserver, and fuzzing, vulncheck and the Pod
 # Security differential fill it. TEST_STAGES='lint chart vulncheck unit
-# pod-security fuzz-short e2e e2e-chart' runs each alone.
-TEST_STAGES ?= lint chart unit e2e+fuzz-short e2e-chart+vulncheck+pod-security
+# pod-security fuzz-short e2e e2e-chart image-test' runs each alone.
+TEST_STAGES ?= lint chart unit e2e+fuzz-short e2e-chart+vulncheck+pod-security+image-test
 test: ## Every test: static checks, the Helm chart, known vulnerabilities, unit tests, the Pod Security differential, short fuzzing, end-to-end against a real apiserver (installed with kustomize, then with the chart).
 	@MAKE='$(MAKE)' hack/stages $(TEST_STAGES)
 
@@ -181,8 +204,8 @@ PSS_GENERATED ?= 10000
 pod-security: ## The library's Pod Security policies decided as k8s.io/pod-security-admission decides, Pod by Pod.
 	$(GO) test -count=1 -run 'TestPodSecurity' ./policies -v -pss.generated $(PSS_GENERATED)
 
-e2e: control-plane $(HELM)/helm
-	KUBEBUILDER_ASSETS=$(ASSETS) TOLLGATE_HELM=$(HELM)/helm $(GO) test -tags e2e -count=1 -timeout 20m -p 1 -v ./test/e2e/... 2>&1 | tee e2e.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:'
+e2e: control-plane $(HELM)/helm e2e-image
+	KUBEBUILDER_ASSETS=$(ASSETS) TOLLGATE_IMAGE=$(CURDIR)/bin/e2e-image/oci TOLLGATE_HELM=$(HELM)/helm $(GO) test -tags e2e -count=1 -timeout 20m -p 1 -v ./test/e2e/... 2>&1 | tee e2e.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:'
 
 # test/e2e/incluster once more, installed from the Helm chart (helm template,
 # applied server-side) instead of kubectl apply -k deploy/: every test that
@@ -194,8 +217,8 @@ e2e: control-plane $(HELM)/helm
 # TestMetrics (a replica's metrics page), TestCertManagerOverlayRenders
 # and TestChartNonDefaultValuesDryRun (renders, whatever is installed).
 E2E_CHART_SKIP := ^(TestRollingRestarts|TestMetrics|TestCertManagerOverlayRenders|TestChartNonDefaultValuesDryRun)$$
-e2e-chart: control-plane $(HELM)/helm ## The in-cluster end-to-end tests that depend on the install, with tollgate installed from the Helm chart.
-	KUBEBUILDER_ASSETS=$(ASSETS) TOLLGATE_HELM=$(HELM)/helm TOLLGATE_E2E_INSTALL=chart $(GO) test -tags e2e -count=1 -timeout 20m -p 1 -v -skip '$(E2E_CHART_SKIP)' ./test/e2e/incluster 2>&1 | tee e2e-chart.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:'
+e2e-chart: control-plane $(HELM)/helm e2e-image ## The in-cluster end-to-end tests that depend on the install, with tollgate installed from the Helm chart.
+	KUBEBUILDER_ASSETS=$(ASSETS) TOLLGATE_IMAGE=$(CURDIR)/bin/e2e-image/oci TOLLGATE_HELM=$(HELM)/helm TOLLGATE_E2E_INSTALL=chart $(GO) test -tags e2e -count=1 -timeout 20m -p 1 -v -skip '$(E2E_CHART_SKIP)' ./test/e2e/incluster 2>&1 | tee e2e-chart.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:'
 
 bench: control-plane ## Load benchmark side by side with a floor and a typed webhook; writes bench-results.md.
 	KUBEBUILDER_ASSETS=$(ASSETS) $(GO) -C hack/bench run . -root ../.. | tee bench-results.md

@@ -7,7 +7,9 @@
 // change. A changed object is evaluated again alone; a reloaded policy set
 // starts and stops informers and evaluates everything again; an exception
 // that expires is applied nowhere from its expiresAt on, without any
-// object changing; a periodic rescan catches what a watch missed.
+// object changing; a periodic rescan catches what a watch missed. With
+// Config.ClusterPolicies it audits the cluster's own
+// ValidatingAdmissionPolicies too (clusterpolicies.go).
 package backgroundaudit
 
 import (
@@ -58,6 +60,9 @@ type Config struct {
 	// namespace's reports; RescanInterval how often everything is
 	// evaluated again.
 	WriteInterval, RescanInterval time.Duration
+	// ClusterPolicies: audit the cluster's own ValidatingAdmissionPolicies
+	// too, with their bindings and params (--audit-cluster-policies).
+	ClusterPolicies bool
 	// Workers evaluate objects in parallel.
 	Workers int
 	Log     *slog.Logger
@@ -103,7 +108,22 @@ type auditor struct {
 	mu         sync.Mutex
 	watching   map[schema.GroupVersionResource]*watched
 	namespaces *watched
+
+	// cluster watches the cluster's VAPs (Config.ClusterPolicies), else nil.
+	cluster *clusterPolicies
+	// paramKinds are the param kinds changed since the loop last looked,
+	// paramSignal tells it of them.
+	paramsMu    sync.Mutex
+	paramKinds  map[schema.GroupVersionKind]bool
+	paramSignal chan struct{}
 }
+
+// Delays that gather a burst of changes into one pass: of the cluster's
+// VAPs and bindings (a reload), of params (their policies' objects).
+const (
+	clusterPolicyDelay = 200 * time.Millisecond
+	paramDelay         = 500 * time.Millisecond
+)
 
 var namespacesResource = audit.Resource{GVR: corev1.SchemeGroupVersion.WithResource("namespaces"), Kind: "Namespace"}
 
@@ -113,7 +133,8 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Reports == nil {
 		return errNoReports
 	}
-	a := &auditor{cfg: cfg, results: newResults(), objects: workqueue.NewTyped[string](), watching: map[schema.GroupVersionResource]*watched{}}
+	a := &auditor{cfg: cfg, results: newResults(), objects: workqueue.NewTyped[string](), watching: map[schema.GroupVersionResource]*watched{},
+		paramKinds: map[schema.GroupVersionKind]bool{}, paramSignal: make(chan struct{}, 1)}
 	a.flush = newFlusher(a, cfg.WriteInterval)
 	defer a.stopAll()
 	defer a.objects.ShutDown()
@@ -130,6 +151,22 @@ func Run(ctx context.Context, cfg Config) error {
 	for range writers {
 		go a.flush.run(ctx)
 	}
+	var clusterChanged <-chan struct{}
+	if cfg.ClusterPolicies {
+		c, err := a.watchClusterPolicies(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.stop()
+		a.cluster, clusterChanged = c, c.changed
+		if err := waitUntil(ctx, c.settled); err != nil {
+			return err
+		}
+	}
+	if store := cfg.Engine.External.Params; store != nil {
+		defer store.OnChange(a.paramChanged)()
+		defer store.UseFor(paramsUser, nil)
+	}
 	if err := a.reload(ctx); err != nil {
 		return err
 	}
@@ -143,6 +180,7 @@ func Run(ctx context.Context, cfg Config) error {
 	expiry := time.NewTimer(0)
 	<-expiry.C
 	a.scheduleExpiry(expiry)
+	var clusterDelay, paramsDelay <-chan time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -152,6 +190,23 @@ func Run(ctx context.Context, cfg Config) error {
 				return err
 			}
 			a.scheduleExpiry(expiry)
+		case <-clusterChanged:
+			if clusterDelay == nil {
+				clusterDelay = time.After(clusterPolicyDelay)
+			}
+		case <-clusterDelay:
+			clusterDelay = nil
+			cfg.Log.Info("background audit: the cluster's ValidatingAdmissionPolicies or bindings changed")
+			if err := a.reload(ctx); err != nil {
+				return err
+			}
+		case <-a.paramSignal:
+			if paramsDelay == nil {
+				paramsDelay = time.After(paramDelay)
+			}
+		case <-paramsDelay:
+			paramsDelay = nil
+			a.enqueueParamUsers()
 		case <-rescan.C:
 			a.enqueueAll()
 		case <-expiry.C:
@@ -185,6 +240,10 @@ func (a *auditor) reload(ctx context.Context) error {
 	start := time.Now()
 	a.ready.Store(false)
 	set := a.cfg.Policies()
+	if a.cluster != nil {
+		set = a.cluster.merge(a, set)
+	}
+	a.followParams(ctx, set)
 	resources, err := audit.Resources(a.cfg.Discovery, set)
 	if err != nil {
 		a.cfg.Log.Error("background audit: some resources could not be discovered; their objects are not audited", slog.Any("error", err))
@@ -246,6 +305,18 @@ func (a *auditor) follow(ctx context.Context, resources []audit.Resource) error 
 			return err
 		}
 		a.watching[gvr] = w
+	}
+	return nil
+}
+
+// waitUntil polls done until it is true or ctx ends.
+func waitUntil(ctx context.Context, done func() bool) error {
+	for !done() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 	return nil
 }

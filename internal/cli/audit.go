@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,10 +10,13 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/tollgate-dev/tollgate/internal/audit"
 	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/external"
 	"github.com/tollgate-dev/tollgate/internal/kubeclient"
+	"github.com/tollgate-dev/tollgate/internal/params"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -22,6 +26,8 @@ type auditOptions struct {
 	report     reportOptions
 	namespace  string
 	noFastPath bool
+	// clusterPolicies: audit the cluster's own ValidatingAdmissionPolicies too.
+	clusterPolicies bool
 }
 
 func newAuditCommand() *cobra.Command {
@@ -32,8 +38,9 @@ func newAuditCommand() *cobra.Command {
 		Long: "Lists the cluster's objects of every resource the validating policies match and decides each\n" +
 			"with the server's engine as a CREATE of the stored object, exceptions included. It only reads\n" +
 			"(get and list). Policies whose verdict depends on the request (request.userInfo, oldObject,\n" +
-			"authorizer) are reported as skip. Exit status: 0 nothing fails, 1 something fails, 2 usage,\n" +
-			"policy or cluster error.",
+			"authorizer) are reported as skip. With --cluster-policies it audits the ValidatingAdmissionPolicies\n" +
+			"the cluster already runs too, with their bindings and params (only those, without -c). Exit\n" +
+			"status: 0 nothing fails, 1 something fails, 2 usage, policy or cluster error.",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
@@ -43,6 +50,7 @@ func newAuditCommand() *cobra.Command {
 	f.StringVarP(&o.config, "config", "c", "", policyFlagHelp)
 	o.report.addFlags(f, "an object")
 	f.StringVar(&o.namespace, "namespace", "", "tollgate's own namespace, exempt like the system namespaces")
+	f.BoolVar(&o.clusterPolicies, "cluster-policies", false, "also audit the cluster's own ValidatingAdmissionPolicies, as the apiserver runs them (needs get and list on validatingadmissionpolicies and validatingadmissionpolicybindings); without -c, only them")
 	return cmd
 }
 
@@ -50,9 +58,12 @@ func (o *auditOptions) run(cmd *cobra.Command) error {
 	if err := o.report.validate(); err != nil {
 		return err
 	}
-	set, err := policy.Load(o.config)
-	if err != nil {
-		return usageError(fmt.Errorf("load policies: %w", err))
+	set := &policy.Set{}
+	if o.config != "" || !o.clusterPolicies {
+		var err error
+		if set, err = policy.Load(o.config); err != nil {
+			return usageError(fmt.Errorf("load policies: %w", err))
+		}
 	}
 	cfg, err := kubeclient.Config(o.kubeconfig)
 	if err != nil {
@@ -67,6 +78,15 @@ func (o *auditOptions) run(cmd *cobra.Command) error {
 		return usageError(fmt.Errorf("cluster access: %w", err))
 	}
 	ctx := cmd.Context()
+	if o.clusterPolicies {
+		if set, err = withClusterPolicies(ctx, cmd.ErrOrStderr(), client, set); err != nil {
+			return usageError(err)
+		}
+	}
+	ext, err := auditParams(ctx, cfg, set)
+	if err != nil {
+		return usageError(err)
+	}
 	resources, err := audit.Resources(disc, set)
 	if err != nil {
 		return usageError(err)
@@ -78,7 +98,7 @@ func (o *auditOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return usageError(err)
 	}
-	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, Namespaces: namespaces, NoCELFastPath: o.noFastPath})
+	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, Namespaces: namespaces, External: ext, NoCELFastPath: o.noFastPath})
 	progress := newProgress(cmd.ErrOrStderr(), time.Now)
 	findings, err := audit.Scan(ctx, client, eng, resources, progress.update)
 	progress.done()
@@ -91,6 +111,50 @@ func (o *auditOptions) run(cmd *cobra.Command) error {
 	}
 	return findingsExit(findings)
 }
+
+// withClusterPolicies adds the cluster's ValidatingAdmissionPolicies to
+// set; those that cannot be read, and those tollgate's policies shadow
+// (the same name), are named on stderr.
+func withClusterPolicies(ctx context.Context, stderr io.Writer, client dynamic.Interface, set *policy.Set) (*policy.Set, error) {
+	vaps, errs, err := audit.ClusterVAPs(ctx, client)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range errs {
+		fmt.Fprintf(stderr, "tollgate audit: not audited: %v\n", e)
+	}
+	merged, shadowed := set.WithCluster(vaps)
+	for _, name := range shadowed {
+		fmt.Fprintf(stderr, "tollgate audit: the cluster's ValidatingAdmissionPolicy %q is not audited: -c has a policy of that name, audited instead\n", name)
+	}
+	if len(merged.Policies) == 0 {
+		return nil, errors.New("the cluster has no ValidatingAdmissionPolicy, and no -c was given")
+	}
+	return merged, nil
+}
+
+// auditParams reads the params of the set's policies from the cluster
+// (get, list, watch), as the server does; none without param kinds.
+func auditParams(ctx context.Context, cfg *rest.Config, set *policy.Set) (external.Sources, error) {
+	kinds := set.ParamKinds()
+	if len(kinds) == 0 {
+		return external.Sources{}, nil
+	}
+	store, err := params.NewCluster(ctx, cfg)
+	if err != nil {
+		return external.Sources{}, err
+	}
+	store.Use(kinds)
+	wait, cancel := context.WithTimeout(ctx, paramsTimeout)
+	defer cancel()
+	if err := store.WaitSynced(wait); err != nil {
+		return external.Sources{}, fmt.Errorf("params: %w", err)
+	}
+	return external.Sources{Params: store}, nil
+}
+
+// paramsTimeout bounds the wait for the params' first list.
+const paramsTimeout = 30 * time.Second
 
 // progress shows on a terminal, once a scan takes more than a moment, how
 // far it has come, on one line it rewrites.

@@ -34,6 +34,7 @@ func clusterFlags(f *pflag.FlagSet, c *replica.ClusterConfig) {
 	f.DurationVar(&c.CAOverlap, "ca-overlap", time.Minute, "how long a new CA is trusted before it signs (CA rotation)")
 	f.DurationVar(&c.CertCheckInterval, "cert-check-interval", 30*time.Second, "how often the leader checks the certificates, and every replica re-reads the Secret while its certificate is due for renewal")
 	f.BoolVar(&c.BackgroundAudit, "background-audit", true, "with cluster access: the leader evaluates the stored objects the validating policies match and keeps the results as reports")
+	f.BoolVar(&c.AuditClusterPolicies, "audit-cluster-policies", true, "with --background-audit: audit the cluster's own ValidatingAdmissionPolicies too (their bindings and params), as the apiserver would run them; needs get, list and watch on validatingadmissionpolicies and validatingadmissionpolicybindings")
 	f.StringVar(&c.ReportsAPI, "reports-api", string(report.DefaultFormat()), "the background audit's report API: "+report.FormatFlagHelp)
 	f.DurationVar(&c.AuditWriteInterval, "audit-write-interval", 2*time.Second, "the least time between two writes of a namespace's reports")
 	f.DurationVar(&c.AuditRescanInterval, "audit-rescan-interval", 10*time.Minute, "how often the background audit evaluates every object again, catching what a watch missed")

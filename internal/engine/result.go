@@ -28,6 +28,10 @@ type Result struct {
 	// Skip, Message says why; see applies.go). Every other result, a skip by
 	// an exception included, is about a policy that applies.
 	NotApplicable bool
+	// Binding names the ValidatingAdmissionPolicyBindings that decided a
+	// VAP's result (vap.Outcome.Bindings), comma-separated; Origin is where
+	// a VAP came from (policy.Policy.Origin). Both empty for other policies.
+	Binding, Origin string
 }
 
 // Applies tells whether the policy applied to the request: what every path

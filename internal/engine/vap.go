@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strings"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/policy"
@@ -19,18 +20,27 @@ func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admissio
 	}
 	out, err := vap.Evaluate(ctx, p.VAP, req, e.namespaces, e.external)
 	if err != nil {
-		return errorAll(g, admission.BadRequest(err))
+		ev := errorAll(g, admission.BadRequest(err))
+		ev.Results[0].Origin = p.Origin()
+		return ev
 	}
 	resp := admission.Allowed()
 	if out.NotApplied != "" {
-		return Evaluation{Response: resp, Results: []Result{notApplicable(p.Name(), out.NotApplied)}}
+		r := notApplicable(p.Name(), out.NotApplied)
+		r.Origin = p.Origin()
+		return Evaluation{Response: resp, Results: []Result{r}}
 	}
 	if out.Matched {
 		if ex := e.exemption(p.Name(), req, objectLabels(req)).Whole; ex != nil { // a VAP's rules have no names
-			return Evaluation{Response: resp, Results: []Result{exempted(p.Name(), ex)}}
+			r := exempted(p.Name(), ex)
+			r.Origin = p.Origin()
+			return Evaluation{Response: resp, Results: []Result{r}}
 		}
 	}
-	r := Result{Policy: p.Name(), Outcome: Pass}
+	r := Result{Policy: p.Name(), Outcome: Pass, Binding: strings.Join(out.Bindings, ","), Origin: p.Origin()}
+	if p.VAP.Kyverno != nil {
+		r.Binding = "" // a Kyverno policy's binding is inline, named as the policy
+	}
 	switch {
 	case out.Denial != "":
 		r.Outcome, r.Message = Fail, out.Denial

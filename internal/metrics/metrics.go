@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/version"
 )
 
 // Metrics holds tollgate's collectors in a registry of its own.
@@ -73,9 +74,14 @@ func New() *Metrics {
 			Name: "tollgate_leader", Help: "1 while this replica leads.",
 		}),
 	}
+	v := version.Get()
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "tollgate_build_info", Help: "Always 1; its labels say which build of tollgate this replica runs (tollgate version).",
+	}, []string{"version", "revision", "goversion", "platform"})
+	build.WithLabelValues(v.Version, v.Revision, v.GoVersion, v.Platform).Set(1)
 	m.audit = newAuditMetrics()
 	m.audit.register(m.Registry)
-	m.Registry.MustRegister(m.reviews, m.latency, m.policies, m.warnings, m.exceptions, m.injections, m.panics, m.certExpiry, m.reloads, m.leader,
+	m.Registry.MustRegister(build, m.reviews, m.latency, m.policies, m.warnings, m.exceptions, m.injections, m.panics, m.certExpiry, m.reloads, m.leader,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

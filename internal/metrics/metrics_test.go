@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/jsonpatch"
+	"github.com/tollgate-dev/tollgate/internal/version"
 )
 
 func TestObserve(t *testing.T) {
@@ -58,5 +60,18 @@ tollgate_reviews_total{code="500",decision="denied",path="/validate/require-envi
 	// One latency series per path.
 	if n, err := testutil.GatherAndCount(m.Registry, "tollgate_review_duration_seconds"); err != nil || n != 3 {
 		t.Errorf("latency series %d %v", n, err)
+	}
+}
+
+func TestBuildInfo(t *testing.T) {
+	m := New()
+	v := version.Get()
+	want := fmt.Sprintf(`
+# HELP tollgate_build_info Always 1; its labels say which build of tollgate this replica runs (tollgate version).
+# TYPE tollgate_build_info gauge
+tollgate_build_info{goversion=%q,platform=%q,revision=%q,version=%q} 1
+`, v.GoVersion, v.Platform, v.Revision, v.Version)
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), "tollgate_build_info"); err != nil {
+		t.Error(err)
 	}
 }

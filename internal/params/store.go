@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
 )
 
 // remapAfter bounds how often an unknown param kind is looked up again
@@ -27,7 +30,17 @@ type Store struct {
 
 	mu    sync.Mutex
 	kinds map[schema.GroupVersionKind]*kind
+	// users are the kinds each user of the store asked for (Use, UseFor);
+	// the store watches their union.
+	users map[string][]schema.GroupVersionKind
+	// onChange are told of every param added, changed or deleted, by
+	// subscription (OnChange).
+	onChange    map[int]func(schema.GroupVersionKind)
+	subscribers int
 }
+
+// serverUser is Use's user: the admission path, whose kinds /readyz waits for.
+const serverUser = ""
 
 // source is where a Store reads params from: the cluster (cluster.go) or
 // the objects given offline (offline.go).
@@ -53,20 +66,31 @@ type kind struct {
 }
 
 func newStore(ctx context.Context, src source) *Store {
-	return &Store{ctx: ctx, src: src, kinds: map[schema.GroupVersionKind]*kind{}}
+	return &Store{ctx: ctx, src: src, kinds: map[schema.GroupVersionKind]*kind{}, users: map[string][]schema.GroupVersionKind{},
+		onChange: map[int]func(schema.GroupVersionKind){}}
 }
 
-// Use makes the store watch exactly these param kinds: informers of kinds
-// no longer in use stop, new ones start. A kind that cannot be mapped yet
-// is retried when a request needs it.
-func (s *Store) Use(gvks []schema.GroupVersionKind) {
+// Use makes the store watch exactly these param kinds for the admission
+// path (and those other users ask for, UseFor): informers of kinds no
+// longer in use stop, new ones start. A kind that cannot be mapped yet is
+// retried when a request needs it.
+func (s *Store) Use(gvks []schema.GroupVersionKind) { s.UseFor(serverUser, gvks) }
+
+// UseFor sets the param kinds one user of the store needs (the background
+// audit's, for the cluster's own policies, besides the server's); the
+// store watches the kinds of every user, each once. Only the server's
+// kinds hold readiness (Synced).
+func (s *Store) UseFor(user string, gvks []schema.GroupVersionKind) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.users[user] = gvks
 	want := map[schema.GroupVersionKind]bool{}
-	for _, gvk := range gvks {
-		want[gvk] = true
-		if _, ok := s.kinds[gvk]; !ok {
-			s.kinds[gvk] = s.start(gvk)
+	for _, kinds := range s.users {
+		for _, gvk := range kinds {
+			want[gvk] = true
+			if _, ok := s.kinds[gvk]; !ok {
+				s.kinds[gvk] = s.start(gvk)
+			}
 		}
 	}
 	for gvk, k := range s.kinds {
@@ -89,6 +113,10 @@ func (s *Store) start(gvk schema.GroupVersionKind) *kind {
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	inf := s.src.informer(mapping.Resource)
+	if _, err := inf.Informer().AddEventHandler(changeHandler(gvk, s.notify)); err != nil {
+		cancel()
+		return &kind{err: fmt.Errorf("params of kind %v: %w", gvk, err), tried: time.Now()}
+	}
 	go inf.Informer().Run(ctx.Done())
 	return &kind{informer: inf, scope: mapping.Scope, cancel: cancel}
 }
@@ -148,25 +176,67 @@ func (s *Store) Collect(paramKind *admissionregistrationv1.ParamKind, ref *admis
 	return generic.CollectParams(paramKind, k.informer, k.scope, ref, namespace, dyn, mapper)
 }
 
-// Synced is nil once every param kind in use has been read; /readyz waits
-// for it. A kind that cannot be mapped does not hold readiness: requests
-// get the apiserver's configuration error for it, as from the apiserver.
-func (s *Store) Synced() error {
+// Synced is nil once every param kind the admission path uses (Use) has
+// been read; /readyz waits for it. A kind that cannot be mapped does not
+// hold readiness: requests get the apiserver's configuration error for it,
+// as from the apiserver.
+func (s *Store) Synced() error { return s.SyncedFor(serverUser) }
+
+// SyncedFor is Synced for the kinds of one user (UseFor).
+func (s *Store) SyncedFor(user string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var errs []error
-	for gvk, k := range s.kinds {
-		if k.informer != nil && !k.informer.Informer().HasSynced() {
+	for _, gvk := range s.users[user] {
+		if k := s.kinds[gvk]; k != nil && k.informer != nil && !k.informer.Informer().HasSynced() {
 			errs = append(errs, fmt.Errorf("params of kind %v not read yet", gvk))
 		}
 	}
 	return errors.Join(errs...)
 }
 
+// OnChange has f called with its kind whenever a param of a kind the store
+// watches is added, changed or deleted (after the store holds the change),
+// from the informers' goroutines, until remove is called: a policy's
+// verdict on stored objects may change with it.
+func (s *Store) OnChange(f func(schema.GroupVersionKind)) (remove func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.subscribers++
+	id := s.subscribers
+	s.onChange[id] = f
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.onChange, id)
+	}
+}
+
+// notify tells OnChange's subscribers of a change of kind gvk.
+func (s *Store) notify(gvk schema.GroupVersionKind) {
+	s.mu.Lock()
+	fs := slices.Collect(maps.Values(s.onChange))
+	s.mu.Unlock()
+	for _, f := range fs {
+		f(gvk)
+	}
+}
+
+func changeHandler(gvk schema.GroupVersionKind, f func(schema.GroupVersionKind)) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { f(gvk) },
+		UpdateFunc: func(any, any) { f(gvk) },
+		DeleteFunc: func(any) { f(gvk) },
+	}
+}
+
 // WaitSynced waits until Synced or ctx ends.
-func (s *Store) WaitSynced(ctx context.Context) error {
+func (s *Store) WaitSynced(ctx context.Context) error { return s.WaitSyncedFor(ctx, serverUser) }
+
+// WaitSyncedFor waits until SyncedFor(user) or ctx ends.
+func (s *Store) WaitSyncedFor(ctx context.Context, user string) error {
 	for {
-		err := s.Synced()
+		err := s.SyncedFor(user)
 		if err == nil {
 			return nil
 		}

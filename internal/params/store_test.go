@@ -221,3 +221,49 @@ func TestNewOffline(t *testing.T) {
 		})
 	}
 }
+
+// TestUseFor: the store watches the kinds of every user; the server's
+// alone hold readiness; OnChange hears the params of each kind watched.
+func TestUseFor(t *testing.T) {
+	s := offlineStore(t)
+	s.Use(nil)
+	changes := make(chan struct{}, 16)
+	remove := s.OnChange(func(gvk schema.GroupVersionKind) {
+		if gvk != cmKind {
+			return
+		}
+		select {
+		case changes <- struct{}{}:
+		default:
+		}
+	})
+	defer remove()
+	unknown := schema.GroupVersionKind{Group: "none.example.com", Version: "v1", Kind: "Thing"}
+	s.UseFor("audit", []schema.GroupVersionKind{cmKind, unknown})
+	s.Use([]schema.GroupVersionKind{limitKind})
+	if len(s.kinds) != 3 || s.kinds[cmKind].informer == nil || s.kinds[limitKind].informer == nil {
+		t.Fatalf("kinds %v, want the server's and the audit's", s.kinds)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.WaitSyncedFor(ctx, "audit"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changes:
+	case <-ctx.Done():
+		t.Fatal("OnChange not called for the ConfigMaps listed")
+	}
+	got, err := s.Collect(&admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"}, &admissionregistrationv1.ParamRef{Name: "a", Namespace: "ns2"}, "")
+	if err != nil || len(got) != 1 {
+		t.Errorf("the audit's kind: %v, %v", got, err)
+	}
+	s.Use(nil)
+	if _, ok := s.kinds[cmKind]; !ok || len(s.kinds) != 2 {
+		t.Errorf("the server's Use stopped the audit's kinds: %v", s.kinds)
+	}
+	s.UseFor("audit", nil)
+	if len(s.kinds) != 0 {
+		t.Errorf("kinds not stopped: %v", s.kinds)
+	}
+}

@@ -228,7 +228,12 @@ func kubernetesDecoder(js []byte) (string, func() (*Policy, field.ErrorList)) {
 	return "", nil
 }
 
-func (s Source) String() string { return fmt.Sprintf("%s: document %d", s.File, s.Document) }
+func (s Source) String() string {
+	if s.Cluster {
+		return "the cluster's API"
+	}
+	return fmt.Sprintf("%s: document %d", s.File, s.Document)
+}
 
 // decode turns one YAML document into a Policy, refusing unknown and
 // duplicate fields; sigs.k8s.io/json names the field path of each.

@@ -42,10 +42,14 @@ type Policy struct {
 	mapBinding *admissionregistrationv1.MutatingAdmissionPolicyBinding
 }
 
-// Source is the file and document (1-based) a policy came from.
+// Source is the file and document (1-based) a policy came from, or the
+// cluster's API (a ValidatingAdmissionPolicy the apiserver stores; see
+// cluster.go).
 type Source struct {
 	File     string
 	Document int
+	// Cluster: read from the cluster's API, not from tollgate's config.
+	Cluster bool
 }
 
 // Metadata names a policy. Labels and annotations are kept for the user's own use.

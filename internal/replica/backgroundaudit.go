@@ -48,8 +48,9 @@ func (r *replica) backgroundAudit(ctx context.Context, cl *cluster, opts engine.
 		Changed:       r.policies.changes(),
 		Engine:        opts,
 		WriteInterval: c.AuditWriteInterval, RescanInterval: c.AuditRescanInterval,
-		Log:     r.log,
-		Metrics: r.met,
+		ClusterPolicies: c.AuditClusterPolicies,
+		Log:             r.log,
+		Metrics:         r.met,
 	}
 	r.lead(func(ctx context.Context) {
 		if err := backgroundaudit.Run(ctx, cfg); err != nil && ctx.Err() == nil {

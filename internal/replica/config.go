@@ -121,8 +121,9 @@ type ClusterConfig struct {
 	// validating policies match and keep the results as reports of
 	// ReportsAPI (policyreport.ParseAPI; empty: policyreport.DefaultAPI),
 	// each namespace's written at most once per AuditWriteInterval, all
-	// evaluated again every AuditRescanInterval.
-	BackgroundAudit                         bool
+	// evaluated again every AuditRescanInterval. AuditClusterPolicies
+	// has it audit the cluster's own ValidatingAdmissionPolicies too.
+	BackgroundAudit, AuditClusterPolicies   bool
 	ReportsAPI                              string
 	AuditWriteInterval, AuditRescanInterval time.Duration
 }

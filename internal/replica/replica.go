@@ -16,6 +16,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/metrics"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 	"github.com/tollgate-dev/tollgate/internal/server"
+	"github.com/tollgate-dev/tollgate/internal/version"
 )
 
 // replica is one Run: its configuration and the parts every component
@@ -42,6 +43,9 @@ type replica struct {
 func Run(ctx context.Context, cfg Config) error {
 	cfg.defaults()
 	r := &replica{cfg: cfg, log: cfg.Logger, met: metrics.New()}
+	v := version.Get()
+	r.log.Info("tollgate starting", slog.String("version", v.Version), slog.String("revision", v.Revision),
+		slog.Bool("modified", v.Modified), slog.String("go", v.GoVersion), slog.String("platform", v.Platform))
 	if cfg.Policies != "" {
 		r.loaded = policy.Fingerprint(cfg.Policies)
 	}

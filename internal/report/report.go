@@ -4,6 +4,8 @@
 package report
 
 import (
+	"maps"
+
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/offline"
 )
@@ -133,10 +135,15 @@ func rows(f offline.Finding) []row {
 	out := make([]row, 0, len(f.Results))
 	for _, pr := range f.Results {
 		p := props
-		if pr.Exception != "" {
-			p = map[string]string{"exception": pr.Exception}
-			for k, v := range props {
-				p[k] = v
+		if pr.Exception != "" || pr.Binding != "" || pr.Origin != "" {
+			p = maps.Clone(props)
+			if p == nil {
+				p = map[string]string{}
+			}
+			for k, v := range map[string]string{"exception": pr.Exception, "binding": pr.Binding, "origin": pr.Origin} {
+				if v != "" {
+					p[k] = v
+				}
 			}
 		}
 		out = append(out, row{Result: Result{Source: "tollgate", Policy: pr.Policy, Result: pr.Outcome, Message: pr.Message, Resources: []Resource{res}, Properties: p}, applies: pr.Applies()})

@@ -37,15 +37,18 @@ func TestApplies(t *testing.T) {
 		namespaces   map[string]map[string]string
 		want         Outcome
 		denial       string // the binding that denies, when want is denied
+		bindings     []string
 	}{
 		{name: "no binding", policy: "unbound", namespaces: teamA,
 			want: Outcome{Matched: true, NotApplied: "no binding"}},
 		{name: "binding namespace and object not selected", policy: "bound", edit: relabel("shop", ""), namespaces: teamB,
 			want: Outcome{Matched: true, NotApplied: "binding team-a does not select namespace shop; binding canary does not select the object's labels; binding updates does not match the request"}},
 		{name: "selected by namespace", policy: "bound", edit: relabel("shop", ""), namespaces: teamA,
-			want: denied, denial: "team-a"},
+			want: denied, denial: "team-a", bindings: []string{"team-a"}},
 		{name: "selected by object labels", policy: "bound", edit: relabel("shop", "canary"), namespaces: teamB,
-			want: denied, denial: "canary"},
+			want: denied, denial: "canary", bindings: []string{"canary"}},
+		{name: "selected by both", policy: "bound", edit: relabel("shop", "canary"), namespaces: teamA,
+			want: Outcome{Matched: true, Reason: "Invalid", Code: 422, Failures: []string{"no pods", "no pods"}}, denial: "team-a", bindings: []string{"team-a", "canary"}},
 		{name: "match conditions false", policy: "bound", edit: relabel("payments", "canary"), namespaces: teamA,
 			want: Outcome{Matched: true, NotApplied: "match conditions not met: not-payments; binding updates does not match the request"}},
 		{name: "the policy does not match", policy: "bound", edit: func(r map[string]any) { r["operation"] = "UPDATE"; r["oldObject"] = r["object"] }, namespaces: teamA,
@@ -53,10 +56,11 @@ func TestApplies(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := tc.want
+			want.Bindings = tc.bindings
 			if tc.denial != "" {
 				want.Denial = "ValidatingAdmissionPolicy 'bound' with binding '" + tc.denial + "' denied request: no pods"
 			}
-			evaluates(t, byName[tc.policy], review(t, "review-pod-create.json", tc.edit), tc.namespaces, want)
+			evaluates(t, byName[tc.policy], review(t, "review-pod-create.json", tc.edit), tc.namespaces, want, true)
 		})
 	}
 }

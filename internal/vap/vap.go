@@ -58,6 +58,9 @@ type Outcome struct {
 	// (a binding or policy it cannot configure, an expression that errs):
 	// the policy was not evaluated, which is not a pass.
 	Ignored []string
+	// Bindings name the bindings that decided: their validations ran, or
+	// they could not be configured or decided; in the policy's order.
+	Bindings []string
 }
 
 var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewScheme())
@@ -196,6 +199,7 @@ func (e *evaluation) notApplied(why string) {
 // configError is a configuration error of the policy (binding nil) or of a
 // binding, denied under failurePolicy Fail as the apiserver words it.
 func (e *evaluation) configError(err error, binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+	e.decidedBy(binding)
 	what := "policy"
 	if binding != nil {
 		what = "binding"
@@ -211,6 +215,7 @@ func (e *evaluation) configError(err error, binding *admissionregistrationv1.Val
 // undecided is what tollgate could not evaluate, named by err: denied
 // under failurePolicy Fail, reported under Ignore; never "does not apply".
 func (e *evaluation) undecided(err error, binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+	e.decidedBy(binding)
 	if *e.def.Spec.FailurePolicy == admissionregistrationv1.Ignore {
 		e.out.Undecided = append(e.out.Undecided, err.Error())
 		return
@@ -218,8 +223,16 @@ func (e *evaluation) undecided(err error, binding *admissionregistrationv1.Valid
 	e.denied = append(e.denied, denial{binding: binding, message: err.Error()})
 }
 
+// decidedBy names a binding among those that decided (nil: the policy).
+func (e *evaluation) decidedBy(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+	if b != nil && !slices.Contains(e.out.Bindings, b.Name) {
+		e.out.Bindings = append(e.out.Bindings, b.Name)
+	}
+}
+
 // record acts on a validation result by the binding's validationActions.
 func (e *evaluation) record(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding, res validating.ValidateResult) {
+	e.decidedBy(b)
 	if e.kyverno != nil {
 		e.recordKyverno(b, res)
 		return

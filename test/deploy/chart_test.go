@@ -207,12 +207,14 @@ func TestChartBackgroundAudit(t *testing.T) {
 		rule     string                    // the reports rule's apiGroup, "" for none
 		arg      string                    // in the args, "" for none of the two
 		otherArg string                    // not in the args
+		noVAPs   bool                      // no rule on the cluster's ValidatingAdmissionPolicies
 	}{
 		"defaults":        {crds: kustomize(t, "deploy/crds/openreports"), rule: "openreports.io", otherArg: "--reports-api"},
 		"wgpolicyk8s":     {set: []string{"backgroundAudit.reportsAPI=wgpolicyk8s"}, crds: wg, rule: "wgpolicyk8s.io", arg: "--reports-api=wgpolicyk8s"},
 		"no CRDs":         {set: []string{"backgroundAudit.reportsAPI=wgpolicyk8s", "backgroundAudit.installCRDs=false"}, rule: "wgpolicyk8s.io", arg: "--reports-api=wgpolicyk8s"},
 		"audit disabled":  {set: []string{"backgroundAudit.enabled=false"}, arg: "--background-audit=false"},
 		"disabled, wgpol": {set: []string{"backgroundAudit.enabled=false", "backgroundAudit.reportsAPI=wgpolicyk8s"}, arg: "--background-audit=false", otherArg: "--reports-api"},
+		"no cluster VAPs": {set: []string{"backgroundAudit.clusterPolicies=false"}, crds: kustomize(t, "deploy/crds/openreports"), rule: "openreports.io", arg: "--audit-cluster-policies=false", noVAPs: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var args []string
@@ -232,7 +234,11 @@ func TestChartBackgroundAudit(t *testing.T) {
 			}
 			compare(t, want, got)
 			var groups []string
+			vaps := false
 			for _, r := range objs["ClusterRole/<nil>/tollgate"]["rules"].([]any) {
+				if strings.Contains(show(r.(map[string]any)["resources"]), "validatingadmissionpolicies") {
+					vaps = true
+				}
 				for _, g := range r.(map[string]any)["apiGroups"].([]any) {
 					if strings.HasSuffix(g.(string), "reports.io") || g == "wgpolicyk8s.io" {
 						groups = append(groups, g.(string))
@@ -241,6 +247,9 @@ func TestChartBackgroundAudit(t *testing.T) {
 			}
 			if want := []string{tt.rule}; (tt.rule == "" && len(groups) > 0) || (tt.rule != "" && !reflect.DeepEqual(groups, want)) {
 				t.Errorf("report rules for %v, want %q", groups, tt.rule)
+			}
+			if wantVAPs := tt.rule != "" && !tt.noVAPs; vaps != wantVAPs {
+				t.Errorf("a rule on validatingadmissionpolicies: %v, want %v", vaps, wantVAPs)
 			}
 			c := objs["Deployment/tollgate-system/tollgate"]["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
 			a := show(c["args"])

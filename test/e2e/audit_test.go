@@ -186,10 +186,16 @@ func TestAudit(t *testing.T) {
 // so that RBAC decides for the user alone.
 func readOnlyUser(t *testing.T, user string, resources []string) string {
 	t.Helper()
+	return userWith(t, user, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: resources, Verbs: []string{"get", "list"}}})
+}
+
+// userWith gives a user the rules and returns a kubeconfig acting as that
+// user (readOnlyUser).
+func userWith(t *testing.T, user string, rules []rbacv1.PolicyRule) string {
+	t.Helper()
 	c := ctx(t)
 	rbac := cluster.client.RbacV1()
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: resources, Verbs: []string{"get", "list"}}}}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: rules}
 	if _, err := rbac.ClusterRoles().Create(c, role, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -55,15 +55,25 @@ func StartControlPlane(apiserverFlags map[string]string) (*envtest.Environment, 
 	return env, client, nil
 }
 
-// BuildTollgate builds the tollgate binary into dir.
+// BuildTollgate puts into dir the tollgate binary of the image make image
+// builds (hack/image), for this machine's platform: the binary users run.
+// TOLLGATE_IMAGE names the OCI layout make e2e built; without it, the
+// image is built here, for this platform only.
 func BuildTollgate(dir string) (string, error) {
-	_, here, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(here), "..", "..", "..")
+	root := RepoRoot()
+	layoutDir := os.Getenv("TOLLGATE_IMAGE")
+	if layoutDir == "" {
+		out := filepath.Join(dir, "image")
+		build := exec.Command("go", "-C", filepath.Join(root, "hack", "image"), "run", ".", "-root", root, "-out", out, "-platforms", runtime.GOOS+"/"+runtime.GOARCH)
+		if b, err := build.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("make image: %v\n%s", err, b)
+		}
+		layoutDir = filepath.Join(out, "oci")
+	}
 	bin := filepath.Join(dir, "tollgate")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/tollgate")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	extract := exec.Command("go", "-C", filepath.Join(root, "hack", "image"), "run", ".", "extract", "-layout", layoutDir, "-o", bin)
+	if b, err := extract.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("the binary of the image in %s: %v\n%s", layoutDir, err, b)
 	}
 	return bin, nil
 }

@@ -93,6 +93,11 @@ func TestRBACIsLeast(t *testing.T) {
 		{authorizationv1.ResourceAttributes{Verb: "watch", Resource: "pods"}, true},
 		{authorizationv1.ResourceAttributes{Verb: "list", Group: "apps", Resource: "deployments"}, true},
 		{authorizationv1.ResourceAttributes{Verb: "list", Resource: "secrets"}, false},
+		// and the cluster's own ValidatingAdmissionPolicies, never writing them.
+		{authorizationv1.ResourceAttributes{Verb: "watch", Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "list", Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "update", Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies", Name: "x"}, false},
+		{authorizationv1.ResourceAttributes{Verb: "delete", Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings", Name: "x"}, false},
 		{authorizationv1.ResourceAttributes{Namespace: "default", Verb: "patch", Group: "apps", Resource: "deployments", Name: "x"}, false},
 		{authorizationv1.ResourceAttributes{Namespace: "default", Verb: "delete", Resource: "pods", Name: "x"}, false},
 		{authorizationv1.ResourceAttributes{Namespace: ns, Verb: "get", Resource: "secrets", Name: "other"}, false},
