@@ -108,8 +108,9 @@ func Evaluate(ctx context.Context, eng *engine.Engine, r Resource, u *unstructur
 		Operation: admission.Create,
 	}
 	req.SetObjects(js, nil)
+	ctx = engine.Background(ctx)
 	for _, g := range eng.Set().Groups {
-		if g.Action != policy.ActionValidate {
+		if g.Action != policy.ActionValidate || !engine.InBackground(g) {
 			continue
 		}
 		ev := eng.Evaluate(ctx, g, req)

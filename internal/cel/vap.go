@@ -31,7 +31,11 @@ type VAP struct {
 // conditions, not for message expressions), reporting every expression that
 // does not compile with its field path.
 func CompileVAP(vap *admissionregistrationv1.ValidatingAdmissionPolicy) (*VAP, field.ErrorList) {
-	compiler, err := plugincel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
+	return compileVAP(vap, environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
+}
+
+func compileVAP(vap *admissionregistrationv1.ValidatingAdmissionPolicy, envs *environment.EnvSet) (*VAP, field.ErrorList) {
+	compiler, err := plugincel.NewCompositedCompiler(envs)
 	spec := field.NewPath("spec")
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(spec, err)}

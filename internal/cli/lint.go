@@ -31,6 +31,9 @@ func newLintCommand() *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "\n%d problems\n", len(problems))
 				return &exitError{code: exitDenied}
 			}
+			for _, n := range set.KyvernoNotes() {
+				fmt.Fprintln(cmd.OutOrStdout(), "note:", n)
+			}
 			for _, w := range set.ExceptionWarnings(time.Now()) {
 				fmt.Fprintln(cmd.OutOrStdout(), "warning:", w)
 			}

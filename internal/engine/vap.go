@@ -15,6 +15,9 @@ import (
 // never as a pass.
 func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
 	p := g.Policies[0]
+	if k := p.VAP.Kyverno; k != nil && !k.Admission && !inBackground(ctx) {
+		return Evaluation{Response: admission.Allowed(), Results: []Result{notApplicable(p.Name(), "evaluation.admission.enabled is false")}}
+	}
 	out, err := vap.Evaluate(ctx, p.VAP, req, e.namespaces, e.external)
 	if err != nil {
 		ev := errorAll(g, admission.BadRequest(err))
@@ -35,6 +38,9 @@ func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admissio
 		}
 	}
 	r := Result{Policy: p.Name(), Outcome: Pass, Binding: strings.Join(out.Bindings, ","), Origin: p.Origin()}
+	if p.VAP.Kyverno != nil {
+		r.Binding = "" // a Kyverno policy's binding is inline, named as the policy
+	}
 	switch {
 	case out.Denial != "":
 		r.Outcome, r.Message = Fail, out.Denial
@@ -53,4 +59,26 @@ func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admissio
 	resp.AuditAnnotations = out.AuditAnnotations
 	resp.Policies = []string{p.Name()}
 	return Evaluation{Response: resp, Results: []Result{r}}
+}
+
+type backgroundKey struct{}
+
+// Background marks ctx as a background evaluation of stored objects (tollgate
+// audit, the background audit), where a Kyverno policy with
+// evaluation.admission.enabled false still applies.
+func Background(ctx context.Context) context.Context {
+	return context.WithValue(ctx, backgroundKey{}, true)
+}
+
+func inBackground(ctx context.Context) bool { return ctx.Value(backgroundKey{}) != nil }
+
+// InBackground tells whether a group takes part in background evaluations:
+// all do but a Kyverno policy with evaluation.background.enabled false.
+func InBackground(g *policy.Group) bool {
+	for _, p := range g.Policies {
+		if p.VAP != nil && p.VAP.Kyverno != nil && !p.VAP.Kyverno.Background {
+			return false
+		}
+	}
+	return true
 }

@@ -110,8 +110,8 @@ func ParseFile(file string, data []byte) ([]*Policy, []*exception.Exception, err
 }
 
 // ParseAll reads the policy and PolicyException documents of one file, and
-// returns the documents of other API groups than tollgate.dev and
-// admissionregistration.k8s.io (a ConfigMap or custom resource used as
+// returns the documents of other API groups than tollgate.dev,
+// admissionregistration.k8s.io and policies.kyverno.io (a ConfigMap or custom resource used as
 // params, RBAC objects): not policies of tollgate's, so neither policies nor
 // errors, but objects policies may read. Each policy is verified on its
 // own; verification across policies happens in NewSet. All problems are
@@ -194,7 +194,7 @@ func ParseAll(file string, data []byte) ([]*Policy, []*exception.Exception, []*u
 }
 
 // foreign returns a document of an API group that is not tollgate's
-// (tollgate.dev, admissionregistration.k8s.io) as an object; nil for
+// (tollgate.dev, admissionregistration.k8s.io, policies.kyverno.io) as an object; nil for
 // documents that are, or may be, policies.
 func foreign(js []byte) *unstructured.Unstructured {
 	var tm metav1.TypeMeta
@@ -202,7 +202,7 @@ func foreign(js []byte) *unstructured.Unstructured {
 		return nil
 	}
 	gv, err := schema.ParseGroupVersion(tm.APIVersion)
-	if err != nil || gv.Group == "tollgate.dev" || gv.Group == "admissionregistration.k8s.io" {
+	if err != nil || gv.Group == "tollgate.dev" || gv.Group == "admissionregistration.k8s.io" || gv.Group == KyvernoGroup {
 		return nil
 	}
 	o := &unstructured.Unstructured{}
@@ -214,13 +214,16 @@ func foreign(js []byte) *unstructured.Unstructured {
 
 // kubernetesDecoder returns the decoder of a Kubernetes admission policy
 // document (a ValidatingAdmissionPolicy, a MutatingAdmissionPolicy or a
-// binding of either) and its kind; nil for any other document.
+// binding of either, or a Kyverno policy of policies.kyverno.io) and its kind; nil for any other document.
 func kubernetesDecoder(js []byte) (string, func() (*Policy, field.ErrorList)) {
 	if kind, ok := isVAP(js); ok {
 		return kind, func() (*Policy, field.ErrorList) { return decodeVAP(kind, js) }
 	}
 	if kind, version, ok := isMAP(js); ok {
 		return kind, func() (*Policy, field.ErrorList) { return decodeMAP(kind, version, js) }
+	}
+	if kind, version, ok := isKyverno(js); ok {
+		return kind, func() (*Policy, field.ErrorList) { return decodeKyverno(kind, version, js) }
 	}
 	return "", nil
 }

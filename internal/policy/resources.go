@@ -15,7 +15,7 @@ func (p *Policy) MayMatchResource(gr schema.GroupResource) bool {
 	if p.VAP == nil {
 		return p.MatchesResource(gr)
 	}
-	mc := p.VAP.Policy.Spec.MatchConstraints
+	mc := p.VAP.MatchConstraints()
 	if mc == nil {
 		return false
 	}

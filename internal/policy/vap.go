@@ -19,6 +19,27 @@ type VAP struct {
 	Bindings []*admissionregistrationv1.ValidatingAdmissionPolicyBinding
 	// Validator is the policy compiled by the apiserver's own code.
 	Validator *cel.VAP
+	// Kyverno is set for a policy read from a Kyverno ValidatingPolicy or
+	// NamespacedValidatingPolicy (kyverno.go), decided and worded as Kyverno does.
+	Kyverno *Kyverno
+	// Autogen are the policies Kyverno's autogen derives from a Kyverno
+	// policy on Pods, for the templates of Pod controllers
+	// (kyvernoautogen.go): decided alongside the policy, under its name.
+	Autogen []*VAP
+}
+
+// MatchConstraints are the policy's matchConstraints with the resource
+// rules of its autogen policies: what its webhook entries register.
+func (v *VAP) MatchConstraints() *admissionregistrationv1.MatchResources {
+	mc := v.Policy.Spec.MatchConstraints
+	if len(v.Autogen) == 0 || mc == nil {
+		return mc
+	}
+	mc = mc.DeepCopy()
+	for _, a := range v.Autogen {
+		mc.ResourceRules = append(mc.ResourceRules, a.Policy.Spec.MatchConstraints.ResourceRules...)
+	}
+	return mc
 }
 
 // selected makes served the policy with only the given bindings, whose
@@ -28,6 +49,13 @@ func (v *VAP) selected(served *Policy, bindings []*admissionregistrationv1.Valid
 	c := *v
 	c.Policy, c.Bindings = v.Policy.DeepCopy(), withoutSelectors(bindings, vapMatch)
 	clearSelectors(c.Policy.Spec.MatchConstraints)
+	c.Autogen = nil
+	for _, a := range v.Autogen {
+		ac := *a
+		ac.Policy, ac.Bindings = a.Policy.DeepCopy(), c.Bindings
+		clearSelectors(ac.Policy.Spec.MatchConstraints)
+		c.Autogen = append(c.Autogen, &ac)
+	}
 	served.VAP = &c
 }
 

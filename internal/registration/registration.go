@@ -125,9 +125,12 @@ func Build(set *policy.Set, opts Options) (*admissionregistrationv1.MutatingWebh
 		}
 		var webhooks []admissionregistrationv1.ValidatingWebhook
 		if g.Kind == policy.GroupVAP {
+			if k := g.Policies[0].VAP.Kyverno; k != nil && !k.Admission {
+				continue // a Kyverno policy with evaluation.admission.enabled false: background only
+			}
 			def := g.Policies[0].VAP.Policy
 			for _, w := range g.BindingWebhooks {
-				webhooks = append(webhooks, bindingWebhook(def.Spec.MatchConstraints, *def.Spec.FailurePolicy, w, &opts))
+				webhooks = append(webhooks, bindingWebhook(g.Policies[0].VAP.MatchConstraints(), *def.Spec.FailurePolicy, w, &opts))
 			}
 		} else {
 			webhooks = append(webhooks, validatingWebhook(g, &opts))

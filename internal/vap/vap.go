@@ -75,6 +75,21 @@ var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewSch
 // applied (a binding's webhook entry) are left out of n by the caller. ext
 // gives the policy's params and the authorizer.
 func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namespaces policy.Namespaces, ext external.Sources) (Outcome, error) {
+	out, err := evaluate(ctx, n, req, namespaces, ext)
+	if err != nil || out.Matched || out.NotApplied == "" {
+		return out, err
+	}
+	// A Kyverno policy's autogen policies match Pod controllers, which the
+	// policy does not: at most one of them matches.
+	for _, a := range n.Autogen {
+		if o, err := evaluate(ctx, a, req, namespaces, ext); err != nil || o.Matched || o.NotApplied == "" {
+			return o, err
+		}
+	}
+	return out, nil
+}
+
+func evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namespaces policy.Namespaces, ext external.Sources) (Outcome, error) {
 	attrs, err := cel.Attributes(req)
 	if err != nil {
 		return Outcome{}, err
@@ -82,7 +97,7 @@ func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 	nsLister := &lister{namespaces: namespaces}
 	matcher := generic.NewPolicyMatcher(matching.NewMatcher(nsLister, nil))
 	def := n.Policy
-	e := &evaluation{def: def, audit: map[string]string{}}
+	e := &evaluation{def: def, kyverno: n.Kyverno, audit: map[string]string{}}
 	// matchError is an error of the matcher: undecided when it came from a
 	// namespace tollgate does not know, else a configuration error.
 	matchError := func(err error, binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
@@ -163,6 +178,7 @@ func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 // evaluation gathers what one policy's bindings decided about a request.
 type evaluation struct {
 	def      *admissionregistrationv1.ValidatingAdmissionPolicy
+	kyverno  *policy.Kyverno
 	out      Outcome
 	denied   []denial
 	failures []failure
@@ -217,6 +233,10 @@ func (e *evaluation) decidedBy(b *admissionregistrationv1.ValidatingAdmissionPol
 // record acts on a validation result by the binding's validationActions.
 func (e *evaluation) record(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding, res validating.ValidateResult) {
 	e.decidedBy(b)
+	if e.kyverno != nil {
+		e.recordKyverno(b, res)
+		return
+	}
 	for i, d := range res.Decisions {
 		if d.Evaluation == validating.EvalError && d.Action != validating.ActionDeny {
 			e.out.Ignored = append(e.out.Ignored, d.Message) // failurePolicy Ignore
@@ -270,6 +290,8 @@ type denial struct {
 	binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
 	message string
 	reason  string
+	// kyverno: message is worded as Kyverno words it, whole.
+	kyverno bool
 }
 
 // failure is the apiserver's audit record of a failed validation.
@@ -287,6 +309,10 @@ func (o Outcome) finish(def *admissionregistrationv1.ValidatingAdmissionPolicy, 
 		return o
 	}
 	d := denied[0]
+	if d.kyverno {
+		o.Denial = d.message // worded by recordKyverno
+		return o
+	}
 	if d.binding != nil {
 		o.Denial = fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s", def.Name, d.binding.Name, d.message)
 	} else {

@@ -1,0 +1,68 @@
+package cel
+
+import (
+	"fmt"
+
+	"github.com/google/cel-go/cel"
+	celast "github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/ext"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/apiserver/pkg/cel/environment"
+)
+
+// CompileKyverno compiles a ValidatingAdmissionPolicy made of a Kyverno
+// ValidatingPolicy with the apiserver's compiler in the apiserver's
+// environment extended with what Kyverno's environment has beyond it
+// (github.com/kyverno/kyverno at 111e07bb, pkg/cel/compiler/env.go,
+// DefaultEnvOptionsWithCompat): cel-go's bindings (cel.bind), encoders
+// (base64), math, protos and regex extensions, numeric comparisons across
+// types, and orValue on a value that is not optional giving the value, as
+// cel-go before v0.28 did. Kyverno's own libraries (resource, http, image,
+// globalContext, ...) are not there.
+func CompileKyverno(vap *admissionregistrationv1.ValidatingAdmissionPolicy) (*VAP, field.ErrorList) {
+	envs, err := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Extend(environment.VersionedOptions{
+		IntroducedVersion: version.MajorMinor(1, 0),
+		EnvOptions: []cel.EnvOption{
+			cel.CrossTypeNumericComparisons(true),
+			ext.Bindings(),
+			ext.Encoders(),
+			ext.Math(),
+			ext.Protos(),
+			ext.Regex(ext.RegexVersion(1)),
+			cel.Macros(cel.ReceiverMacro("orValue", 1, orValueCompatMacro)),
+			cel.Function("__orValueCompat__",
+				cel.Overload("__orValueCompat___dyn_dyn", []*cel.Type{cel.DynType, cel.DynType}, cel.DynType,
+					cel.BinaryBinding(orValueCompat))),
+		},
+	})
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), fmt.Errorf("Kyverno's CEL environment: %w", err))}
+	}
+	return compileVAP(vap, envs)
+}
+
+// orValueCompatMacro rewrites x.orValue(y) to __orValueCompat__(x, y), as
+// Kyverno's orValueCompatMacro does.
+func orValueCompatMacro(eh cel.MacroExprFactory, target celast.Expr, args []celast.Expr) (celast.Expr, *cel.Error) {
+	return eh.NewCall("__orValueCompat__", target, args[0]), nil
+}
+
+// orValueCompat is Kyverno's __orValueCompat__: an optional's value or y
+// when it has none, y for an error, and any other value itself.
+func orValueCompat(lhs, rhs ref.Val) ref.Val {
+	switch v := lhs.(type) {
+	case *types.Optional:
+		if v.HasValue() {
+			return v.GetValue()
+		}
+		return rhs
+	case *types.Err:
+		return rhs
+	default:
+		return lhs
+	}
+}

@@ -1,0 +1,111 @@
+package policy
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func kyverno(version, kind, meta, spec string) string {
+	return "apiVersion: policies.kyverno.io/" + version + "\nkind: " + kind + "\nmetadata: " + meta + "\nspec:\n" + spec
+}
+
+const kyvernoPods = "  matchConstraints:\n    resourceRules: [{apiGroups: [''], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [pods]}]\n"
+
+func TestKyvernoLoads(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc   string
+		actions     []string
+		controllers []string
+		conditions  int
+	}{
+		{"v1alpha1", kyverno("v1alpha1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: 'true'}]\n"),
+			[]string{"Deny"}, []string{"cronjobs", "daemonsets", "deployments", "jobs", "replicasets", "statefulsets"}, 0},
+		{"v1beta1 audit", kyverno("v1beta1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validationActions: [Audit, Warn]\n  validations: [{expression: 'true'}]\n"),
+			[]string{"Audit", "Warn"}, []string{"cronjobs", "daemonsets", "deployments", "jobs", "replicasets", "statefulsets"}, 0},
+		{"v1 some controllers", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  autogen: {podControllers: {controllers: [deployments, cronjobs]}}\n  validations: [{expression: 'true'}]\n"),
+			[]string{"Deny"}, []string{"cronjobs", "deployments"}, 0},
+		{"no autogen: two resources", kyverno("v1", "ValidatingPolicy", "{name: a}",
+			"  matchConstraints:\n    resourceRules: [{apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [pods, services]}]\n  validations: [{expression: 'true'}]\n"),
+			[]string{"Deny"}, nil, 0},
+		{"no autogen: object selector", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"    objectSelector: {matchLabels: {a: b}}\n  validations: [{expression: 'true'}]\n"),
+			[]string{"Deny"}, nil, 0},
+		{"namespaced", kyverno("v1", "NamespacedValidatingPolicy", "{name: a, namespace: shop}", kyvernoPods+"  autogen: {podControllers: {controllers: []}}\n  validations: [{expression: 'true'}]\n"),
+			[]string{"Deny"}, nil, 1},
+		{"Kyverno's CEL environment", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: \"object.spec.containers.orValue([]).size() >= math.least(0, 1) && cel.bind(x, 1, x == 1)\"}]\n"),
+			[]string{"Deny"}, []string{"cronjobs", "daemonsets", "deployments", "jobs", "replicasets", "statefulsets"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ps, err := Parse("k.yaml", []byte(tc.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := ps[0].VAP
+			if v == nil || v.Kyverno == nil || len(v.Bindings) != 1 {
+				t.Fatalf("not a Kyverno policy with its binding: %+v", ps[0])
+			}
+			var actions []string
+			for _, a := range v.Bindings[0].Spec.ValidationActions {
+				actions = append(actions, string(a))
+			}
+			if !slices.Equal(actions, tc.actions) || !slices.Equal(v.Kyverno.AutogenControllers(), tc.controllers) || len(v.Policy.Spec.MatchConditions) != tc.conditions {
+				t.Errorf("actions %v, controllers %v, %d match conditions", actions, v.Kyverno.AutogenControllers(), len(v.Policy.Spec.MatchConditions))
+			}
+		})
+	}
+}
+
+// TestKyvernoAutogenRewrites: Kyverno's replacements, object.metadata.namespace kept.
+func TestKyvernoAutogenRewrites(t *testing.T) {
+	doc := kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+
+		"  matchConditions: [{name: ns, expression: \"object.metadata.namespace != 'x'\"}]\n"+
+		"  validations: [{expression: \"object.spec.containers.size() > 0 && has(object.metadata.labels) && oldObject == null\"}]\n")
+	ps, err := Parse("k.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][2]string{}
+	for _, a := range ps[0].VAP.Autogen {
+		s := a.Policy.Spec
+		got[strings.Join(s.MatchConstraints.ResourceRules[len(s.MatchConstraints.ResourceRules)-1].Resources, ",")] = [2]string{s.MatchConditions[0].Expression, s.Validations[0].Expression}
+	}
+	want := map[string][2]string{
+		"cronjobs": {"object.metadata.namespace != 'x'", "object.spec.jobTemplate.spec.template.spec.containers.size() > 0 && has(object.spec.jobTemplate.spec.template.metadata.labels) && oldObject == null"},
+		"jobs":     {"object.metadata.namespace != 'x'", "object.spec.template.spec.containers.size() > 0 && has(object.spec.template.metadata.labels) && oldObject == null"},
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: got %q, want %q", k, got[k], w)
+		}
+	}
+}
+
+func TestKyvernoRejects(t *testing.T) {
+	ok := "  validations: [{expression: 'true'}]\n"
+	for _, tc := range []struct{ name, doc, want string }{
+		{"unknown field", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expresion: 'true'}]\n"), `unknown field "spec.validations[0].expresion"`},
+		{"unknown spec field", kyverno("v1beta1", "ValidatingPolicy", "{name: a}", kyvernoPods+ok+"  validationAction: [Deny]\n"), `unknown field "spec.validationAction"`},
+		{"namespaced in v1alpha1", kyverno("v1alpha1", "NamespacedValidatingPolicy", "{name: a, namespace: b}", kyvernoPods+ok), `apiVersion: Unsupported value: "policies.kyverno.io/v1alpha1"`},
+		{"namespaced without namespace", kyverno("v1", "NamespacedValidatingPolicy", "{name: a}", kyvernoPods+ok), "metadata.namespace: Required value"},
+		{"cluster policy with namespace", kyverno("v1", "ValidatingPolicy", "{name: a, namespace: b}", kyvernoPods+ok), "a ValidatingPolicy is cluster-scoped"},
+		{"other kind", kyverno("v1", "MutatingPolicy", "{name: a}", kyvernoPods), `kind: Unsupported value: "MutatingPolicy"`},
+		{"JSON mode", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+ok+"  evaluation: {mode: JSON}\n"), `spec.evaluation.mode: Unsupported value: "JSON"`},
+		{"no rules", kyverno("v1", "ValidatingPolicy", "{name: a}", ok), "spec.matchConstraints.resourceRules: Required value"},
+		{"bad action", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+ok+"  validationActions: [Block]\n"), `spec.validationActions[0]: Unsupported value: "Block"`},
+		{"resource.Get", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  variables: [{name: ns, expression: \"resource.Get('v1', 'namespaces', '', object.metadata.namespace)\"}]\n"+ok),
+			"spec.variables[0].expression: Invalid value: \"resource.Get('v1', 'namespaces', '', object.metadata.namespace)\": calls resource.Get, of Kyverno's CEL libraries, which tollgate does not have"},
+		{"image.GetMetadata", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: \"object.spec.containers.all(c, image.GetMetadata(c.image).config.user != '')\"}]\n"),
+			"calls image.GetMetadata, of Kyverno's CEL libraries"},
+		{"exceptions", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: \"object.spec.containers.all(c, c.image in exceptions.allowedImages)\"}]\n"),
+			"reads exceptions, Kyverno's PolicyException variable"},
+		{"not a library", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: \"object.spec.containers.all(c, c.image.startsWith(1))\"}]\n"),
+			"found no matching overload for 'startsWith'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("k.yaml", []byte(tc.doc))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "k.yaml: document 1: ") {
+				t.Errorf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
