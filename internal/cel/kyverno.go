@@ -2,6 +2,7 @@ package cel
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
@@ -23,8 +24,38 @@ import (
 // types, and orValue on a value that is not optional giving the value, as
 // cel-go before v0.28 did. Kyverno's own libraries (resource, http, image,
 // globalContext, ...) are not there.
-func CompileKyverno(vap *admissionregistrationv1.ValidatingAdmissionPolicy) (*VAP, field.ErrorList) {
-	envs, err := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Extend(environment.VersionedOptions{
+//
+// exceptionsParam says the policy's expressions read Kyverno's exceptions
+// variable, renamed params (RenameIdent): the evaluator passes the
+// exceptions' values as the policy's param, declared for every expression.
+func CompileKyverno(vap *admissionregistrationv1.ValidatingAdmissionPolicy, exceptionsParam bool) (*VAP, field.ErrorList) {
+	envs, err := kyvernoEnv()
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), fmt.Errorf("Kyverno's CEL environment: %w", err))}
+	}
+	return compileVAP(vap, envs, exceptionsParam)
+}
+
+// CompileKyvernoConditions compiles the matchConditions of a Kyverno
+// PolicyException in Kyverno's environment, as the validations of a
+// ValidatingAdmissionPolicy named name: its Validate gives one decision per
+// condition, with namespaceObject set as Kyverno sets it for exceptions.
+func CompileKyvernoConditions(name string, conditions []admissionregistrationv1.MatchCondition, fp admissionregistrationv1.FailurePolicyType) (*VAP, field.ErrorList) {
+	vap := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+	vap.Name = name
+	vap.Spec.FailurePolicy = &fp
+	for _, c := range conditions {
+		vap.Spec.Validations = append(vap.Spec.Validations, admissionregistrationv1.Validation{Expression: c.Expression, Message: c.Name})
+	}
+	compiled, errs := CompileKyverno(vap, false)
+	for _, e := range errs { // spec.validations[i] is the exception's spec.matchConditions[i]
+		e.Field = strings.Replace(e.Field, "spec.validations", "spec.matchConditions", 1)
+	}
+	return compiled, errs
+}
+
+func kyvernoEnv() (*environment.EnvSet, error) {
+	return environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Extend(environment.VersionedOptions{
 		IntroducedVersion: version.MajorMinor(1, 0),
 		EnvOptions: []cel.EnvOption{
 			cel.CrossTypeNumericComparisons(true),
@@ -39,10 +70,6 @@ func CompileKyverno(vap *admissionregistrationv1.ValidatingAdmissionPolicy) (*VA
 					cel.BinaryBinding(orValueCompat))),
 		},
 	})
-	if err != nil {
-		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), fmt.Errorf("Kyverno's CEL environment: %w", err))}
-	}
-	return compileVAP(vap, envs)
 }
 
 // orValueCompatMacro rewrites x.orValue(y) to __orValueCompat__(x, y), as

@@ -111,9 +111,9 @@ func kyvernoAutogen(k *kyvernoPolicy, kind string, actions []admissionregistrati
 			return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
 		}
 		variant.Spec.MatchConstraints = autogenMatch(targets, ops, s.MatchConstraints.NamespaceSelector)
-		vap, binding := kyvernoVAP(&variant, kind, actions)
+		vap, binding, exceptions := kyvernoVAP(&variant, kind, actions)
 		defaultMatchResources(vap.Spec.MatchConstraints)
-		compiled, errs := cel.CompileKyverno(vap)
+		compiled, errs := cel.CompileKyverno(vap, exceptions)
 		for _, e := range errs {
 			e.Detail = fmt.Sprintf("in the rule autogen writes for %s: %s", ref, e.Detail)
 		}
