@@ -83,3 +83,27 @@ func RenameIdent(expression, from, to string) string {
 	b.WriteString(string(runes[last:]))
 	return b.String()
 }
+
+// Fields are the fields selected of the top-level variable name in an
+// expression (name.field), by its parsed syntax tree, in order; nil when
+// it does not parse.
+func Fields(expression, name string) []string {
+	env, err := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Env(environment.StoredExpressions)
+	if err != nil || expression == "" {
+		return nil
+	}
+	ast, iss := env.Parse(expression)
+	if iss.Err() != nil {
+		return nil
+	}
+	var out []string
+	celast.PreOrderVisit(ast.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if e.Kind() != celast.SelectKind {
+			return
+		}
+		if op := e.AsSelect().Operand(); op.Kind() == celast.IdentKind && op.AsIdent() == name {
+			out = append(out, e.AsSelect().FieldName())
+		}
+	}))
+	return out
+}

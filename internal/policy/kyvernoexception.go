@@ -110,13 +110,20 @@ func renameExceptions(s kyvernoSpec) kyvernoSpec {
 }
 
 // kyvernoParams refuses a policy reading params, which Kyverno's
-// environment does not declare (and which stands for exceptions here).
+// environment does not declare (and which stands for exceptions here), or
+// a field of exceptions that Kyverno's type of it (libs.Exception) does not
+// have.
 func kyvernoParams(s *kyvernoSpec) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	check := func(p *field.Path, expr string) {
 		if expr != "" && cel.References("params", expr) {
 			errs = append(errs, field.Invalid(p, expr, "undeclared reference to 'params': Kyverno policies have no params"))
+		}
+		for _, f := range cel.Fields(expr, KyvernoExceptionsVariable) {
+			if f != "allowedValues" && f != "allowedImages" {
+				errs = append(errs, field.Invalid(p, expr, fmt.Sprintf("undefined field '%s' of exceptions (Kyverno's are allowedValues and allowedImages)", f)))
+			}
 		}
 	}
 	for i, c := range s.MatchConditions {
@@ -134,4 +141,3 @@ func kyvernoParams(s *kyvernoSpec) field.ErrorList {
 	}
 	return errs
 }
-
