@@ -208,6 +208,8 @@ func (s *Set) KyvernoNotes() []string {
 			orig, gen := p.VAP.Policy.Spec, a.Policy.Spec
 			note := func(what, before, after string) {
 				if before != after {
+					// as the user wrote it: params is Kyverno's exceptions (kyvernoVAP)
+					after = cel.RenameIdent(after, "params", KyvernoExceptionsVariable)
 					out = append(out, fmt.Sprintf("%s: autogen (%s): %s: %s", head, strings.Join(rs, ", "), what, strings.TrimSpace(after)))
 				}
 			}

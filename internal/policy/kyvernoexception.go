@@ -141,3 +141,17 @@ func kyvernoParams(s *kyvernoSpec) field.ErrorList {
 	}
 	return errs
 }
+
+// kyvernoExceptionWarnings are the policyRefs of a Kyverno exception that
+// name no loaded Kyverno policy of their kind: they lift nothing.
+func kyvernoExceptionWarnings(e *exception.Exception, byName map[string]*Policy) []string {
+	var out []string
+	for i, r := range e.Kyverno.PolicyRefs {
+		p, ok := byName[r.Name]
+		if ok && p.VAP != nil && p.VAP.Kyverno != nil && p.VAP.Kyverno.Kind == r.Kind {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: spec.policyRefs[%d]: no %s %q is loaded: it exempts nothing from it", e, i, r.Kind, r.Name))
+	}
+	return out
+}
