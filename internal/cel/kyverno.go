@@ -25,6 +25,10 @@ import (
 // cel-go before v0.28 did. Kyverno's own libraries (resource, http, image,
 // globalContext, ...) are not there.
 //
+// Its matchConditions are compiled apart, as the validations of Conditions,
+// because Kyverno evaluates them with namespaceObject, which the
+// apiserver's matcher leaves null (see Conditions).
+//
 // exceptionsParam says the policy's expressions read Kyverno's exceptions
 // variable, renamed params (RenameIdent): the evaluator passes the
 // exceptions' values as the policy's param, declared for every expression.
@@ -33,25 +37,53 @@ func CompileKyverno(vap *admissionregistrationv1.ValidatingAdmissionPolicy, exce
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), fmt.Errorf("Kyverno's CEL environment: %w", err))}
 	}
-	return compileVAP(vap, envs, exceptionsParam)
+	bare := vap.DeepCopy()
+	bare.Spec.MatchConditions = nil
+	compiled, errs := compileVAP(bare, envs, exceptionsParam)
+	conditions, cerrs := kyvernoConditions(vap.Name, vap.Spec.MatchConditions, *vap.Spec.FailurePolicy, envs, exceptionsParam)
+	errs = append(cerrs, errs...)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	compiled.Conditions = conditions
+	return compiled, nil
 }
 
 // CompileKyvernoConditions compiles the matchConditions of a Kyverno
-// PolicyException in Kyverno's environment, as the validations of a
-// ValidatingAdmissionPolicy named name: its Validate gives one decision per
-// condition, with namespaceObject set as Kyverno sets it for exceptions.
+// PolicyException in Kyverno's environment (see Conditions).
 func CompileKyvernoConditions(name string, conditions []admissionregistrationv1.MatchCondition, fp admissionregistrationv1.FailurePolicyType) (*VAP, field.ErrorList) {
+	envs, err := kyvernoEnv()
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), fmt.Errorf("Kyverno's CEL environment: %w", err))}
+	}
+	return kyvernoConditions(name, conditions, fp, envs, false)
+}
+
+// kyvernoConditions compiles match conditions as the validations of a
+// ValidatingAdmissionPolicy named name, whose Validate gives one decision
+// per condition, in order, with namespaceObject set; nil without conditions.
+func kyvernoConditions(name string, conditions []admissionregistrationv1.MatchCondition, fp admissionregistrationv1.FailurePolicyType, envs *environment.EnvSet, params bool) (*VAP, field.ErrorList) {
+	if len(conditions) == 0 {
+		return nil, nil
+	}
 	vap := &admissionregistrationv1.ValidatingAdmissionPolicy{}
 	vap.Name = name
 	vap.Spec.FailurePolicy = &fp
 	for _, c := range conditions {
 		vap.Spec.Validations = append(vap.Spec.Validations, admissionregistrationv1.Validation{Expression: c.Expression, Message: c.Name})
 	}
-	compiled, errs := CompileKyverno(vap, false)
-	for _, e := range errs { // spec.validations[i] is the exception's spec.matchConditions[i]
+	compiled, errs := compileVAP(vap, envs, params)
+	for _, e := range errs { // spec.validations[i] is spec.matchConditions[i]
 		e.Field = strings.Replace(e.Field, "spec.validations", "spec.matchConditions", 1)
 	}
-	return compiled, errs
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	compiled.ConditionNames = make([]string, len(conditions))
+	for i, c := range conditions {
+		compiled.ConditionNames[i] = c.Name
+	}
+	return compiled, nil
 }
 
 func kyvernoEnv() (*environment.EnvSet, error) {

@@ -24,6 +24,12 @@ type VAP struct {
 	// UsesNamespaceObject tells whether an expression reads namespaceObject,
 	// which needs the request's Namespace.
 	UsesNamespaceObject bool
+	// Conditions are a Kyverno policy's matchConditions, compiled as
+	// validations (CompileKyverno): its evaluator decides them, with
+	// namespaceObject; nil without. ConditionNames name them (of a
+	// Conditions itself), in order.
+	Conditions     *VAP
+	ConditionNames []string
 }
 
 // CompileVAP compiles a ValidatingAdmissionPolicy as the apiserver does

@@ -149,6 +149,9 @@ func Request(obj *manifest.Object, kinds *manifest.Kinds, op admission.Operation
 			ns = defaultNS
 		}
 	}
+	if obj.GVK.Group == "" && obj.GVK.Kind == "Namespace" {
+		ns = obj.Name // the apiserver's request namespace of a Namespace is its name
+	}
 	req := &admission.Request{
 		UID:       fmt.Sprintf("check-%s", obj.Where()),
 		Kind:      obj.GVK,

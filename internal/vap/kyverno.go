@@ -144,31 +144,75 @@ type kyvernoInput struct {
 // match does: any false is false; else any error is an error (false under
 // failurePolicy Ignore); else true.
 func (e *evaluation) conditionsHold(ctx context.Context, x *policy.KyvernoException, in kyvernoInput) (bool, error) {
-	c := x.Conditions
-	if c == nil {
+	if x.Conditions == nil {
 		return true, nil
 	}
-	res := c.Validate(ctx, in.resource, in.va, nil, in.ns, in.authz)
-	var errs []string
-	for i, d := range res.Decisions {
-		switch d.Evaluation {
-		case validating.EvalDeny:
-			return false, nil
-		case validating.EvalError:
-			msg := d.Message
-			if i < len(x.Kyverno.MatchConditions) {
-				msg = strings.TrimPrefix(msg, "expression '"+x.Kyverno.MatchConditions[i].Expression+"' resulted in error: ")
-			}
-			errs = append(errs, msg)
-		}
+	exprs := make([]string, len(x.Kyverno.MatchConditions))
+	for i, c := range x.Kyverno.MatchConditions {
+		exprs[i] = c.Expression
 	}
+	unmet, errs := decideConditions(x.Conditions.Validate(ctx, in.resource, in.va, nil, in.ns, in.authz), exprs)
 	switch {
+	case unmet >= 0:
+		return false, nil
 	case len(errs) == 0:
 		return true, nil
 	case *e.def.Spec.FailurePolicy == admissionregistrationv1.Ignore:
 		return false, nil
 	}
 	return false, errors.New(strings.Join(errs, "; "))
+}
+
+// kyvernoConditionsMet evaluates a Kyverno policy's matchConditions as
+// Kyverno does (after its exceptions, with namespaceObject and the
+// exceptions variable): false when one is false or, under failurePolicy
+// Ignore, errs, recorded as not applying; an error under Fail is the
+// policy's error.
+func (e *evaluation) kyvernoConditionsMet(ctx context.Context, n *policy.VAP, in kyvernoInput, params runtime.Object) bool {
+	c := n.Validator.Conditions
+	if c == nil {
+		return true
+	}
+	if !in.nsKnown && c.UsesNamespaceObject {
+		e.undecided(fmt.Errorf("namespaceObject: namespace %q unknown: %s", in.va.GetNamespace(), needNamespace), n.Bindings[0])
+		return false
+	}
+	exprs := make([]string, len(n.Policy.Spec.MatchConditions))
+	for i, mc := range n.Policy.Spec.MatchConditions {
+		exprs[i] = mc.Expression
+	}
+	unmet, errs := decideConditions(c.Validate(ctx, in.resource, in.va, params, in.ns, in.authz), exprs)
+	switch {
+	case unmet >= 0:
+		e.notApplied(MatchConditionsNotMet(c.ConditionNames[unmet]))
+		return false
+	case len(errs) == 0:
+		return true
+	case *e.def.Spec.FailurePolicy == admissionregistrationv1.Ignore:
+		e.notApplied(MatchConditionsNotMet(c.ConditionNames[0]) + " (failurePolicy Ignore: " + errs[0] + ")")
+		return false
+	}
+	e.kyvernoError(n, errors.New(strings.Join(errs, "; ")))
+	return false
+}
+
+// decideConditions reads the decisions of conditions compiled as
+// validations: the index of the first false one (-1 if none) and the
+// errors, each its bare cause.
+func decideConditions(res validating.ValidateResult, exprs []string) (unmet int, errs []string) {
+	for i, d := range res.Decisions {
+		switch d.Evaluation {
+		case validating.EvalDeny:
+			return i, nil
+		case validating.EvalError:
+			msg := d.Message
+			if i < len(exprs) {
+				msg = strings.TrimPrefix(msg, "expression '"+exprs[i]+"' resulted in error: ")
+			}
+			errs = append(errs, msg)
+		}
+	}
+	return -1, errs
 }
 
 // kyvernoError is a Kyverno policy's error before its validations ran,

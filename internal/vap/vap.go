@@ -134,7 +134,10 @@ func evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 	// requests and for a Namespace itself.
 	var ns *corev1.Namespace
 	nsKnown := true
-	if req.Namespace != "" && !(req.Kind.Kind == "Namespace" && req.Kind.Group == "" && req.Kind.Version == "v1") {
+	isNamespace := req.Kind.Kind == "Namespace" && req.Kind.Group == "" && req.Kind.Version == "v1"
+	if req.Namespace != "" && (!isNamespace || n.Kyverno != nil && req.Operation != admission.Create) {
+		// Kyverno looks the request's namespace up, a Namespace's own too:
+		// the stored one, which a CREATE does not have yet.
 		nsKnown = false
 		if namespaces != nil {
 			ns, nsKnown = namespaces(req.Namespace)
@@ -145,8 +148,9 @@ func evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 	var exceptions runtime.Object // a Kyverno policy's exceptions variable, as its param
 	if n.Kyverno != nil && len(n.Bindings) > 0 {
 		var whole bool
-		exceptions, whole = e.kyvernoExceptions(ctx, n, kyvernoInput{resource: resource, va: va, ns: ns, nsKnown: nsKnown, authz: authz, now: now})
-		if whole || exceptions == nil {
+		in := kyvernoInput{resource: resource, va: va, ns: ns, nsKnown: nsKnown, authz: authz, now: now}
+		exceptions, whole = e.kyvernoExceptions(ctx, n, in)
+		if whole || exceptions == nil || !e.kyvernoConditionsMet(ctx, n, in, exceptions) {
 			return e.finish(), nil
 		}
 	}
