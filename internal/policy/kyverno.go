@@ -275,20 +275,7 @@ func kyvernoLibraries(s *kyvernoSpec) field.ErrorList {
 				fmt.Sprintf("calls %s.%s, of Kyverno's CEL libraries, which tollgate does not have", m[1], m[2])))
 		}
 	}
-	spec := field.NewPath("spec")
-	for i, c := range s.MatchConditions {
-		check(spec.Child("matchConditions").Index(i).Child("expression"), c.Expression)
-	}
-	for i, v := range s.Variables {
-		check(spec.Child("variables").Index(i).Child("expression"), v.Expression)
-	}
-	for i, v := range s.Validations {
-		check(spec.Child("validations").Index(i).Child("expression"), v.Expression)
-		check(spec.Child("validations").Index(i).Child("messageExpression"), v.MessageExpression)
-	}
-	for i, a := range s.AuditAnnotations {
-		check(spec.Child("auditAnnotations").Index(i).Child("valueExpression"), a.ValueExpression)
-	}
+	eachKyvernoExpression(s, check)
 	return errs
 }
 
@@ -298,4 +285,23 @@ func prefixed(versions []string) []string {
 		out[i] = KyvernoGroup + "/" + v
 	}
 	return out
+}
+
+// eachKyvernoExpression calls f with each CEL expression of a Kyverno
+// policy and its field path.
+func eachKyvernoExpression(s *kyvernoSpec, f func(*field.Path, string)) {
+	spec := field.NewPath("spec")
+	for i, c := range s.MatchConditions {
+		f(spec.Child("matchConditions").Index(i).Child("expression"), c.Expression)
+	}
+	for i, v := range s.Variables {
+		f(spec.Child("variables").Index(i).Child("expression"), v.Expression)
+	}
+	for i, v := range s.Validations {
+		f(spec.Child("validations").Index(i).Child("expression"), v.Expression)
+		f(spec.Child("validations").Index(i).Child("messageExpression"), v.MessageExpression)
+	}
+	for i, a := range s.AuditAnnotations {
+		f(spec.Child("auditAnnotations").Index(i).Child("valueExpression"), a.ValueExpression)
+	}
 }

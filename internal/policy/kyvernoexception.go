@@ -70,18 +70,7 @@ func (s *Set) SetExceptions(list []*exception.Exception) error {
 // kyvernoExpressions are every CEL expression of a Kyverno policy.
 func kyvernoExpressions(s *kyvernoSpec) []string {
 	var out []string
-	for _, c := range s.MatchConditions {
-		out = append(out, c.Expression)
-	}
-	for _, v := range s.Variables {
-		out = append(out, v.Expression)
-	}
-	for _, v := range s.Validations {
-		out = append(out, v.Expression, v.MessageExpression)
-	}
-	for _, a := range s.AuditAnnotations {
-		out = append(out, a.ValueExpression)
-	}
+	eachKyvernoExpression(s, func(_ *field.Path, e string) { out = append(out, e) })
 	return out
 }
 
@@ -115,7 +104,6 @@ func renameExceptions(s kyvernoSpec) kyvernoSpec {
 // have.
 func kyvernoParams(s *kyvernoSpec) field.ErrorList {
 	var errs field.ErrorList
-	spec := field.NewPath("spec")
 	check := func(p *field.Path, expr string) {
 		if expr != "" && cel.References("params", expr) {
 			errs = append(errs, field.Invalid(p, expr, "undeclared reference to 'params': Kyverno policies have no params"))
@@ -126,19 +114,7 @@ func kyvernoParams(s *kyvernoSpec) field.ErrorList {
 			}
 		}
 	}
-	for i, c := range s.MatchConditions {
-		check(spec.Child("matchConditions").Index(i).Child("expression"), c.Expression)
-	}
-	for i, v := range s.Variables {
-		check(spec.Child("variables").Index(i).Child("expression"), v.Expression)
-	}
-	for i, v := range s.Validations {
-		check(spec.Child("validations").Index(i).Child("expression"), v.Expression)
-		check(spec.Child("validations").Index(i).Child("messageExpression"), v.MessageExpression)
-	}
-	for i, a := range s.AuditAnnotations {
-		check(spec.Child("auditAnnotations").Index(i).Child("valueExpression"), a.ValueExpression)
-	}
+	eachKyvernoExpression(s, check)
 	return errs
 }
 
