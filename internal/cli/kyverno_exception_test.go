@@ -206,3 +206,20 @@ func TestKyvernoExceptionRejects(t *testing.T) {
 		})
 	}
 }
+
+// TestKyvernoExceptionsAutogen: an exception lifts the rules autogen writes
+// for Pod controllers too, its conditions reading the controller.
+func TestKyvernoExceptionsAutogen(t *testing.T) {
+	code, out, errs := run("check", "-c", kyvernoExceptionPolicies, "-f", "testdata/kyverno-exceptions/deployments.yaml")
+	if code != exitDenied {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitDenied, out, errs)
+	}
+	for _, want := range []string{
+		"Deployment shop/legacy-app  disallow-host-path  skip    rule is skipped due to policy exception: shop/legacy-hostpath\n",
+		"Deployment shop/app         disallow-host-path  fail    Policy disallow-host-path failed: hostPath volumes are forbidden\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
