@@ -35,7 +35,7 @@ import (
 func CompileKyverno(vap *admissionregistrationv1.ValidatingAdmissionPolicy, exceptionsParam bool) (*VAP, field.ErrorList) {
 	envs, err := kyvernoEnv()
 	if err != nil {
-		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), fmt.Errorf("Kyverno's CEL environment: %w", err))}
+		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), fmt.Errorf("the CEL environment of Kyverno policies: %w", err))}
 	}
 	bare := vap.DeepCopy()
 	bare.Spec.MatchConditions = nil
@@ -54,7 +54,7 @@ func CompileKyverno(vap *admissionregistrationv1.ValidatingAdmissionPolicy, exce
 func CompileKyvernoConditions(name string, conditions []admissionregistrationv1.MatchCondition, fp admissionregistrationv1.FailurePolicyType) (*VAP, field.ErrorList) {
 	envs, err := kyvernoEnv()
 	if err != nil {
-		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), fmt.Errorf("Kyverno's CEL environment: %w", err))}
+		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), fmt.Errorf("the CEL environment of Kyverno policies: %w", err))}
 	}
 	return kyvernoConditions(name, conditions, fp, envs, false)
 }
