@@ -20,6 +20,10 @@ func TestGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	kyverno, err := KyvernoPodSecurity("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name     string
 		set      *policy.Set
@@ -30,6 +34,16 @@ func TestGroups(t *testing.T) {
 		{"twenty", twenty, 20, len(TwentyLibrary), TwentyLibrary},
 		{"library", library, 23, 23, []string{"require-run-as-non-root", "restrict-volume-types", "allowed-registries"}},
 		{"field checks", checks, 50, 50, []string{"field-check-0", "field-check-49"}},
+	}
+	var kyvernoNames []string
+	for _, g := range kyverno.Groups {
+		if len(g.Policies) != 1 {
+			t.Errorf("Kyverno group %s: %d policies", g.Path(), len(g.Policies))
+		}
+		kyvernoNames = append(kyvernoNames, g.Policies[0].Name())
+	}
+	if len(kyvernoNames) != 16 || !strings.Contains(strings.Join(kyvernoNames, " "), "restrict-volume-types") {
+		t.Errorf("Kyverno's Pod Security set: %v", kyvernoNames)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -84,6 +84,39 @@ func BenchmarkLibraryPod(b *testing.B) {
 	benchGroup(b, set, err)
 }
 
+// BenchmarkKyvernoPodSecurity decides the captured Pod as the apiserver
+// would have it decided with Kyverno's Pod Security set installed as
+// ValidatingPolicies (benchpolicies.KyvernoPodSecurity): each of the 16 is
+// a webhook of its own, so an operation is 16 reviews. Beside it,
+// BenchmarkPodSecuritySet is tollgate's own set of the same profile
+// (policies/sets/pod-security-restricted.yaml), one webhook.
+func BenchmarkKyvernoPodSecurity(b *testing.B) {
+	set, err := benchpolicies.KyvernoPodSecurity("../..")
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := capturedPod(b)
+	e := New(set, Options{})
+	b.ReportMetric(float64(len(set.Groups)), "policies")
+	for b.Loop() {
+		for _, g := range set.Groups {
+			if resp := e.Review(context.Background(), g, req); !resp.Allowed {
+				b.Fatalf("%s denied the captured Pod: %s", g.Path(), resp.Message)
+			}
+		}
+	}
+}
+
+// BenchmarkPodSecuritySet is tollgate's restricted Pod Security set on the
+// captured Pod (see BenchmarkKyvernoPodSecurity).
+func BenchmarkPodSecuritySet(b *testing.B) {
+	set, err := policy.LoadPath("../../policies/sets/pod-security-restricted.yaml")
+	if err == nil && len(set.Groups) != 1 {
+		err = fmt.Errorf("%d groups, want 1", len(set.Groups))
+	}
+	benchGroup(b, set, err)
+}
+
 // BenchmarkTwenty is make bench's 20-policy group on the captured Pod.
 func BenchmarkTwenty(b *testing.B) {
 	set, err := benchpolicies.Twenty("../..")

@@ -41,21 +41,7 @@ spec:
 `
 
 func TestStaticManifests(t *testing.T) {
-	work := t.TempDir()
-	bin, err := framework.BuildTollgate(work)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pki := filepath.Join(work, "pki")
-	if _, err := certs.EnsureSelfSigned(pki, nil, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	caPEM, err := os.ReadFile(filepath.Join(pki, certs.CAFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(caPEM)
+	work, bin, pki, roots := setup(t)
 	policies := filepath.Join(work, "policies")
 	if err := os.MkdirAll(policies, 0o755); err != nil {
 		t.Fatal(err)
@@ -293,21 +279,7 @@ func checkRollingRestart(ctx context.Context, t *testing.T, client kubernetes.In
 // Pods are refused from the first request; once tollgate runs, they are
 // admitted without restarting the apiserver.
 func TestStaticFailClosed(t *testing.T) {
-	work := t.TempDir()
-	bin, err := framework.BuildTollgate(work)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pki := filepath.Join(work, "pki")
-	if _, err := certs.EnsureSelfSigned(pki, nil, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	caPEM, err := os.ReadFile(filepath.Join(pki, certs.CAFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(caPEM)
+	work, bin, pki, roots := setup(t)
 	policies := filepath.Join(framework.RepoRoot(), "examples", "seed-policies.yaml")
 	r := newReplica(t, bin, work, "a", pki, policies)
 	dir := filepath.Join(work, "admission")
@@ -372,4 +344,27 @@ func TestStaticFailClosed(t *testing.T) {
 	if len(m.Items)+len(v.Items) != 0 || !strings.Contains(r.log(), "registration is static") {
 		t.Errorf("a static replica with cluster access: %d mutating, %d validating configurations in the API; log:\n%s", len(m.Items), len(v.Items), tail(r.log()))
 	}
+}
+
+// setup gives a test its directory, the tollgate binary, a CA with a
+// serving certificate under pki (as an operator's CA would be) and a pool
+// trusting it.
+func setup(t *testing.T) (work, bin, pki string, roots *x509.CertPool) {
+	t.Helper()
+	work = t.TempDir()
+	bin, err := framework.BuildTollgate(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pki = filepath.Join(work, "pki")
+	if _, err := certs.EnsureSelfSigned(pki, nil, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	caPEM, err := os.ReadFile(filepath.Join(pki, certs.CAFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots = x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
+	return work, bin, pki, roots
 }
