@@ -81,6 +81,9 @@ func kyvernoCause(def *admissionregistrationv1.ValidatingAdmissionPolicy, i int,
 // (under failurePolicy Fail; Ignore: the exception does not apply), unless
 // an exception already lifted it whole.
 func (e *evaluation) kyvernoExceptions(ctx context.Context, n *policy.VAP, in kyvernoInput) (params runtime.Object, whole bool) {
+	if len(n.Kyverno.Exceptions) == 0 {
+		return noExceptions, false
+	}
 	images, values := []any{}, []any{}
 	var applied []*policy.KyvernoException
 	for _, x := range n.Kyverno.Exceptions {
@@ -129,6 +132,10 @@ func (e *evaluation) kyvernoExceptions(ctx context.Context, n *policy.VAP, in ky
 	}
 	return &unstructured.Unstructured{Object: map[string]any{"allowedImages": images, "allowedValues": values}}, false
 }
+
+// noExceptions is the exceptions variable when no exception names the
+// policy: empty lists. CEL only reads it.
+var noExceptions runtime.Object = &unstructured.Unstructured{Object: map[string]any{"allowedImages": []any{}, "allowedValues": []any{}}}
 
 // kyvernoInput is what an exception's matchConditions read.
 type kyvernoInput struct {
