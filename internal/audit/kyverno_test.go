@@ -41,3 +41,51 @@ spec:
 		t.Errorf("results %+v, want admission-off failing alone", f.Results)
 	}
 }
+
+// TestKyvernoExceptions: a stored object is lifted by a Kyverno
+// PolicyException as an admitted one is, and the exceptions variable gets
+// the allowed values of those that apply.
+func TestKyvernoExceptions(t *testing.T) {
+	const docs = `apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata: {name: no-lb}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [services]}]
+  validations: [{expression: "object.spec.type != 'LoadBalancer' || object.metadata.name in exceptions.allowedValues"}]
+---
+apiVersion: policies.kyverno.io/v1
+kind: PolicyException
+metadata: {name: edge, namespace: shop}
+spec:
+  policyRefs: [{name: no-lb, kind: ValidatingPolicy}]
+  matchConditions: [{name: edge, expression: "object.metadata.name == 'edge'"}]
+---
+apiVersion: policies.kyverno.io/v1
+kind: PolicyException
+metadata: {name: named, namespace: shop}
+spec:
+  policyRefs: [{name: no-lb, kind: ValidatingPolicy}]
+  allowedValues: [public]
+`
+	ps, exs, err := policy.ParseFile("k.yaml", []byte(docs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := policy.NewSet(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.SetExceptions(exs); err != nil {
+		t.Fatal(err)
+	}
+	eng := engine.New(set, engine.Options{})
+	r := Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "services"}, Kind: "Service", Namespaced: true}
+	for name, want := range map[string]engine.Outcome{"edge": engine.Skip, "public": engine.Pass, "lb": engine.Fail} {
+		u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": name, "namespace": "shop"}, "spec": map[string]any{"type": "LoadBalancer"}}}
+		f := Evaluate(context.Background(), eng, r, u, nil)
+		if len(f.Results) != 1 || f.Results[0].Outcome != want {
+			t.Errorf("%s: results %+v, want %s", name, f.Results, want)
+		}
+	}
+}

@@ -180,6 +180,7 @@ func Run(ctx context.Context, cfg Config) error {
 	expiry := time.NewTimer(0)
 	<-expiry.C
 	a.scheduleExpiry(expiry)
+	lastExpiry := time.Now()
 	var clusterDelay, paramsDelay <-chan time.Time
 	for {
 		select {
@@ -211,8 +212,15 @@ func Run(ctx context.Context, cfg Config) error {
 			a.enqueueAll()
 		case <-expiry.C:
 			st := a.state.Load()
-			gone := expired(st.set.Exceptions, time.Now())
+			now := time.Now()
+			gone := expired(st.set.Exceptions, now)
 			keys := a.results.exemptedBy(gone)
+			if kyvernoExpiredBetween(st.set.Exceptions, lastExpiry, now) {
+				// a Kyverno exception's values may have changed any result of its policies
+				cfg.Log.Info("background audit: a Kyverno PolicyException expired; everything is evaluated again")
+				a.enqueueAll()
+			}
+			lastExpiry = now
 			if len(keys) > 0 {
 				cfg.Log.Info("background audit: exceptions expired; the objects they exempted are evaluated again", slog.Any("exceptions", keysOf(gone)), slog.Int("objects", len(keys)))
 			}

@@ -80,3 +80,15 @@ func expired(exceptions []*exception.Exception, now time.Time) map[string]bool {
 	}
 	return out
 }
+
+// kyvernoExpiredBetween tells whether a Kyverno PolicyException expired
+// after from and by to. Its allowedValues and images change results that
+// name no exception, so the objects it changed cannot be found from them.
+func kyvernoExpiredBetween(exceptions []*exception.Exception, from, to time.Time) bool {
+	for _, e := range exceptions {
+		if at := e.Spec.ExpiresAt; e.Kyverno != nil && at != nil && at.After(from) && !at.After(to) {
+			return true
+		}
+	}
+	return false
+}

@@ -123,3 +123,25 @@ func TestExpiry(t *testing.T) {
 		})
 	}
 }
+
+func TestKyvernoExpiredBetween(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	at := metav1.NewTime(now)
+	kyverno := &exception.Exception{Metadata: exception.Metadata{Name: "k"}, Spec: exception.Spec{ExpiresAt: &at}, Kyverno: &exception.Kyverno{Namespace: "shop"}}
+	tollgate := exc("t", &now)
+	for _, tc := range []struct {
+		name     string
+		list     []*exception.Exception
+		from, to time.Time
+		want     bool
+	}{
+		{"kyverno, in the interval", []*exception.Exception{kyverno}, now.Add(-time.Second), now, true},
+		{"kyverno, before it", []*exception.Exception{kyverno}, now, now.Add(time.Second), false},
+		{"kyverno, after it", []*exception.Exception{kyverno}, now.Add(-time.Hour), now.Add(-time.Second), false},
+		{"tollgate's own", []*exception.Exception{tollgate}, now.Add(-time.Second), now, false},
+	} {
+		if got := kyvernoExpiredBetween(tc.list, tc.from, tc.to); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

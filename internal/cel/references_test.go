@@ -1,6 +1,9 @@
 package cel
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestReferences(t *testing.T) {
 	for _, tc := range []struct {
@@ -24,5 +27,30 @@ func TestReferences(t *testing.T) {
 	}
 	if References("namespaceObject") || References("namespaceObject", "", "true") {
 		t.Error("no expressions refer to nothing")
+	}
+}
+
+// TestRenameIdent: only the top-level variable is renamed, not a field, a
+// string or a longer name, wherever it stands (inside macros too), in
+// expressions with text of several bytes per code point.
+func TestRenameIdent(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"exceptions.allowedValues", "params.allowedValues"},
+		{`"é" + object.x in exceptions.allowedValues && x.exceptions == "exceptions"`, `"é" + object.x in params.allowedValues && x.exceptions == "exceptions"`},
+		{"object.spec.containers.all(c, c.image in exceptions.allowedImages || exceptions.allowedValues.size() > 0)",
+			"object.spec.containers.all(c, c.image in params.allowedImages || params.allowedValues.size() > 0)"},
+		{"myexceptions.a && exceptionsx.b", "myexceptions.a && exceptionsx.b"},
+		{"exceptions.(", "exceptions.("}, // does not parse: left to the compiler
+	} {
+		if got := RenameIdent(tc.in, "exceptions", "params"); got != tc.want {
+			t.Errorf("RenameIdent(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestFields(t *testing.T) {
+	got := Fields("exceptions.allowedValues.size() > 0 && x.exceptions.y && exceptions.other", "exceptions")
+	if want := []string{"allowedValues", "other"}; !slices.Equal(got, want) {
+		t.Errorf("Fields = %q, want %q", got, want)
 	}
 }

@@ -24,6 +24,12 @@ type VAP struct {
 	// UsesNamespaceObject tells whether an expression reads namespaceObject,
 	// which needs the request's Namespace.
 	UsesNamespaceObject bool
+	// Conditions are a Kyverno policy's matchConditions, compiled as
+	// validations (CompileKyverno): its evaluator decides them, with
+	// namespaceObject; nil without. ConditionNames name them (of a
+	// Conditions itself), in order.
+	Conditions     *VAP
+	ConditionNames []string
 }
 
 // CompileVAP compiles a ValidatingAdmissionPolicy as the apiserver does
@@ -31,17 +37,20 @@ type VAP struct {
 // conditions, not for message expressions), reporting every expression that
 // does not compile with its field path.
 func CompileVAP(vap *admissionregistrationv1.ValidatingAdmissionPolicy) (*VAP, field.ErrorList) {
-	return compileVAP(vap, environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
+	return compileVAP(vap, environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()), false)
 }
 
-func compileVAP(vap *admissionregistrationv1.ValidatingAdmissionPolicy, envs *environment.EnvSet) (*VAP, field.ErrorList) {
+// compileVAP compiles vap in envs; params declares params without a
+// paramKind (Kyverno's exceptions, see CompileKyverno).
+func compileVAP(vap *admissionregistrationv1.ValidatingAdmissionPolicy, envs *environment.EnvSet, params bool) (*VAP, field.ErrorList) {
 	compiler, err := plugincel.NewCompositedCompiler(envs)
 	spec := field.NewPath("spec")
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(spec, err)}
 	}
-	decls := plugincel.OptionalVariableDeclarations{HasParams: vap.Spec.ParamKind != nil, HasAuthorizer: true}
-	messageDecls := plugincel.OptionalVariableDeclarations{HasParams: vap.Spec.ParamKind != nil}
+	hasParams := vap.Spec.ParamKind != nil || params
+	decls := plugincel.OptionalVariableDeclarations{HasParams: hasParams, HasAuthorizer: true}
+	messageDecls := plugincel.OptionalVariableDeclarations{HasParams: hasParams}
 	var errs field.ErrorList
 	for i, v := range vap.Spec.Variables {
 		res := compiler.CompileAndStoreVariable(&validating.Variable{Name: v.Name, Expression: v.Expression}, decls, environment.StoredExpressions)

@@ -53,3 +53,36 @@ func TestKyvernoPolicies(t *testing.T) {
 		t.Errorf("manifests: exit %d, want three webhooks, none for background-only, the Pod controllers:\n%s%s", code, out, errs)
 	}
 }
+
+// TestKyvernoNamespaceObject: namespaceObject as Kyverno gives it: read by
+// matchConditions too (the apiserver's matcher leaves it null there), and
+// for a Namespace's own UPDATE the stored Namespace (the apiserver: null);
+// its CREATE has none.
+func TestKyvernoNamespaceObject(t *testing.T) {
+	for _, tc := range []struct {
+		op   string
+		want []string
+	}{
+		{"CREATE", []string{
+			"ConfigMap shop/sales  team-configmaps    pass",
+			"ConfigMap shop/stray  team-configmaps    fail    Policy team-configmaps failed: configmaps in shop belong to team sales\n",
+			"ConfigMap other/free  team-configmaps    skip    match conditions not met: team-namespace\n",
+			"Namespace vault       locked-namespaces  pass",
+		}},
+		{"UPDATE", []string{
+			"ConfigMap shop/stray  team-configmaps    fail    Policy team-configmaps failed: configmaps in shop belong to team sales\n",
+			"Namespace vault       locked-namespaces  fail    Policy locked-namespaces failed: vault is locked\n",
+		}},
+	} {
+		code, out, errs := run("check", "-c", "testdata/kyverno/namespaces.yaml", "-f", "testdata/kyverno/namespace-resources.yaml",
+			"--namespaces", "testdata/kyverno/namespace-objects.yaml", "--operation", tc.op, "--old", "testdata/kyverno/namespace-resources.yaml", "--show-skipped")
+		if code != 1 {
+			t.Errorf("%s: exit %d, want 1\n%s%s", tc.op, code, out, errs)
+		}
+		for _, want := range tc.want {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.op, want, out)
+			}
+		}
+	}
+}

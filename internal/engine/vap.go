@@ -18,7 +18,7 @@ func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admissio
 	if k := p.VAP.Kyverno; k != nil && !k.Admission && !inBackground(ctx) {
 		return Evaluation{Response: admission.Allowed(), Results: []Result{notApplicable(p.Name(), "evaluation.admission.enabled is false")}}
 	}
-	out, err := vap.Evaluate(ctx, p.VAP, req, e.namespaces, e.external)
+	out, err := vap.Evaluate(ctx, p.VAP, req, e.namespaces, e.external, e.exceptions.Now())
 	if err != nil {
 		ev := errorAll(g, admission.BadRequest(err))
 		ev.Results[0].Origin = p.Origin()
@@ -29,6 +29,9 @@ func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admissio
 		r := notApplicable(p.Name(), out.NotApplied)
 		r.Origin = p.Origin()
 		return Evaluation{Response: resp, Results: []Result{r}}
+	}
+	if len(out.KyvernoExceptions) > 0 {
+		return Evaluation{Response: resp, Results: []Result{kyvernoExempted(p, out)}}
 	}
 	if out.Matched {
 		if ex := e.exemption(p.Name(), req, objectLabels(req)).Whole; ex != nil { // a VAP's rules have no names
@@ -81,4 +84,17 @@ func InBackground(g *policy.Group) bool {
 		}
 	}
 	return true
+}
+
+// kyvernoExempted is the result of a Kyverno policy that Kyverno
+// PolicyExceptions lift whole, worded as Kyverno's engine words it
+// (pkg/cel/policies/vpol/engine/engine.go): skip, or pass when the
+// deciding exception's reportResult says so.
+func kyvernoExempted(p *policy.Policy, out vap.Outcome) Result {
+	keys := strings.Join(out.KyvernoExceptions, ", ")
+	r := Result{Policy: p.Name(), Outcome: Skip, Message: "rule is skipped due to policy exception: " + keys, Exception: keys, Origin: p.Origin()}
+	if out.KyvernoResult == "pass" {
+		r.Outcome, r.Message = Pass, "rule is passed due to policy exception: "+keys
+	}
+	return r
 }

@@ -85,11 +85,15 @@ func Unique(list []*Exception) error {
 	first := map[string]*Exception{}
 	var errs []error
 	for _, e := range list {
-		if prev, ok := first[e.Name()]; ok {
+		key := e.Name()
+		if e.Kyverno != nil { // namespaced, of another group
+			key = KyvernoGroup + ":" + e.Kyverno.Key(e.Name())
+		}
+		if prev, ok := first[key]; ok {
 			errs = append(errs, fmt.Errorf("%s: metadata.name: duplicate exception name %q, first defined in %s", e.Source, e.Name(), prev.Source))
 			continue
 		}
-		first[e.Name()] = e
+		first[key] = e
 	}
 	return errors.Join(errs...)
 }
@@ -97,3 +101,11 @@ func Unique(list []*Exception) error {
 // Names tells whether any exception, expired or not, names policy: when
 // none does, the engine need not look at the object.
 func (ix *Index) Names(policy string) bool { return ix != nil && len(ix.byPolicy[policy]) > 0 }
+
+// Now is the index's time, by which exceptions expire.
+func (ix *Index) Now() time.Time {
+	if ix == nil {
+		return time.Now()
+	}
+	return ix.now()
+}

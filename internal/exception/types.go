@@ -28,6 +28,10 @@ type Exception struct {
 
 	// Source is where it was read from ("file: document n"), for errors and lint.
 	Source string `json:"-"`
+	// Kyverno is set for a policies.kyverno.io PolicyException
+	// (kyverno.go), which lifts Kyverno policies only; its Spec has only
+	// ExpiresAt, and Reason from its properties' reason.
+	Kyverno *Kyverno `json:"-"`
 	// selector is Spec.Match.Selector, compiled.
 	selector labels.Selector
 }
@@ -81,6 +85,9 @@ func (e *Exception) Name() string {
 }
 
 func (e *Exception) String() string {
+	if e.Kyverno != nil {
+		return e.kyvernoString()
+	}
 	return fmt.Sprintf("PolicyException %q (%s)", e.Name(), e.Source)
 }
 

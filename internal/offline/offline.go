@@ -4,7 +4,9 @@
 package offline
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"sync"
@@ -117,7 +119,20 @@ func Request(obj *manifest.Object, kinds *manifest.Kinds, op admission.Operation
 	if err != nil {
 		return nil, nil, err
 	}
-	objJSON, warnings, err := defaulting.Object(obj.GVK, obj.JSON)
+	objJSON := obj.JSON
+	if m.Namespaced && obj.Namespace == "" {
+		// The apiserver gives the object the request's namespace before
+		// admission (EnsureObjectNamespaceMatchesRequestNamespace).
+		if objJSON, err = withNamespace(objJSON, defaultNS); err != nil {
+			return nil, nil, err
+		}
+		if old != nil {
+			if old, err = withNamespace(old, defaultNS); err != nil {
+				return nil, nil, fmt.Errorf("previous version: %w", err)
+			}
+		}
+	}
+	objJSON, warnings, err := defaulting.Object(obj.GVK, objJSON)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -133,6 +148,9 @@ func Request(obj *manifest.Object, kinds *manifest.Kinds, op admission.Operation
 		if ns == "" {
 			ns = defaultNS
 		}
+	}
+	if obj.GVK.Group == "" && obj.GVK.Kind == "Namespace" {
+		ns = obj.Name // the apiserver's request namespace of a Namespace is its name
 	}
 	req := &admission.Request{
 		UID:       fmt.Sprintf("check-%s", obj.Where()),
@@ -201,4 +219,21 @@ func one(ctx context.Context, eng *engine.Engine, obj *manifest.Object, old map[
 		}
 	}
 	return f
+}
+
+// withNamespace is the object with metadata.namespace set to ns.
+func withNamespace(obj []byte, ns string) ([]byte, error) {
+	var o map[string]any
+	d := json.NewDecoder(bytes.NewReader(obj))
+	d.UseNumber() // numbers as written
+	if err := d.Decode(&o); err != nil {
+		return nil, err
+	}
+	meta, _ := o["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		o["metadata"] = meta
+	}
+	meta["namespace"] = ns
+	return json.Marshal(o)
 }

@@ -36,6 +36,9 @@ func (s *Set) ExceptionWarnings(now time.Time) []string {
 				out = append(out, fmt.Sprintf("%s: expires in %s, at %s", e, left.Round(time.Minute), at.UTC().Format(time.RFC3339)))
 			}
 		}
+		if e.Kyverno != nil {
+			out = append(out, kyvernoExceptionWarnings(e, byName)...)
+		}
 		for i, name := range e.Spec.Policies {
 			p, ok := byName[name]
 			if !ok {

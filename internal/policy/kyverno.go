@@ -95,6 +95,10 @@ type Kyverno struct {
 	Admission, Background bool
 	// controllers: see AutogenControllers.
 	controllers []string
+	// Exceptions are the policies.kyverno.io PolicyExceptions naming the
+	// policy, in load order (kyvernoexception.go); its autogen policies
+	// share them.
+	Exceptions []*KyvernoException
 }
 
 // isKyverno tells whether a document is of Kyverno's policies.kyverno.io
@@ -171,9 +175,12 @@ func decodeKyverno(kind, version string, js []byte) (*Policy, field.ErrorList) {
 	if len(errs) > 0 {
 		return named, errs
 	}
-	vap, binding := kyvernoVAP(k, kind, actions)
+	if params := kyvernoParams(s); len(params) > 0 {
+		return named, params
+	}
+	vap, binding, exceptions := kyvernoVAP(k, kind, actions)
 	defaultMatchResources(vap.Spec.MatchConstraints)
-	compiled, cerrs := cel.CompileKyverno(vap)
+	compiled, cerrs := cel.CompileKyverno(vap, exceptions)
 	if len(cerrs) > 0 {
 		if lerrs := kyvernoLibraries(s); len(lerrs) > 0 {
 			return named, lerrs
@@ -198,9 +205,16 @@ func decodeKyverno(kind, version string, js []byte) (*Policy, field.ErrorList) {
 // decides: a validation without message says what Kyverno says ("CEL
 // expression validation failed at index N"), and a
 // NamespacedValidatingPolicy applies only to requests in its namespace
-// (Kyverno's NamespacedPolicy predicate), as a first match condition.
-func kyvernoVAP(k *kyvernoPolicy, kind string, actions []admissionregistrationv1.ValidationAction) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+// (Kyverno's NamespacedPolicy predicate), as a first match condition. A
+// policy reading Kyverno's exceptions variable reads it as params, which
+// the evaluator sets to the values of the PolicyExceptions that apply
+// (exceptions is true).
+func kyvernoVAP(k *kyvernoPolicy, kind string, actions []admissionregistrationv1.ValidationAction) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding, bool) {
 	s := k.Spec
+	exceptions := cel.References(KyvernoExceptionsVariable, kyvernoExpressions(&s)...)
+	if exceptions {
+		s = renameExceptions(s)
+	}
 	fp := admissionregistrationv1.Fail
 	if s.FailurePolicy != nil {
 		fp = *s.FailurePolicy
@@ -233,7 +247,7 @@ func kyvernoVAP(k *kyvernoPolicy, kind string, actions []admissionregistrationv1
 		ObjectMeta: metav1.ObjectMeta{Name: k.Name},
 		Spec:       admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: k.Name, ValidationActions: actions},
 	}
-	return vap, binding
+	return vap, binding, exceptions
 }
 
 // kyvernoLibraryCall finds a call of one of Kyverno's own CEL libraries
@@ -247,13 +261,9 @@ var kyvernoLibraryCall = regexp.MustCompile(`(?:^|[^.?\w])(globalContext|resourc
 // (user: parseServiceAccount; image: image, parseImageReference).
 var kyvernoFunction = regexp.MustCompile(`(?:^|[^.?\w])(parseServiceAccount|parseImageReference|image)\s*\(`)
 
-// kyvernoExceptions is Kyverno's variable of PolicyException values.
-var kyvernoExceptions = regexp.MustCompile(`(?:^|[^.?\w])exceptions\s*\.`)
-
 // kyvernoLibraries names, for a policy the apiserver's compiler refused,
-// every expression that calls a Kyverno CEL library or reads Kyverno's
-// exceptions variable, rather than leaving the compiler to say the name is
-// undeclared.
+// every expression that calls a Kyverno CEL library, rather than leaving
+// the compiler to say the name is undeclared.
 func kyvernoLibraries(s *kyvernoSpec) field.ErrorList {
 	var errs field.ErrorList
 	check := func(p *field.Path, expr string) {
@@ -263,25 +273,9 @@ func kyvernoLibraries(s *kyvernoSpec) field.ErrorList {
 		} else if m := kyvernoLibraryCall.FindStringSubmatch(expr); m != nil {
 			errs = append(errs, field.Invalid(p, strings.TrimSpace(expr),
 				fmt.Sprintf("calls %s.%s, of Kyverno's CEL libraries, which tollgate does not have", m[1], m[2])))
-		} else if kyvernoExceptions.MatchString(expr) {
-			errs = append(errs, field.Invalid(p, strings.TrimSpace(expr),
-				"reads exceptions, Kyverno's PolicyException variable, which tollgate does not have"))
 		}
 	}
-	spec := field.NewPath("spec")
-	for i, c := range s.MatchConditions {
-		check(spec.Child("matchConditions").Index(i).Child("expression"), c.Expression)
-	}
-	for i, v := range s.Variables {
-		check(spec.Child("variables").Index(i).Child("expression"), v.Expression)
-	}
-	for i, v := range s.Validations {
-		check(spec.Child("validations").Index(i).Child("expression"), v.Expression)
-		check(spec.Child("validations").Index(i).Child("messageExpression"), v.MessageExpression)
-	}
-	for i, a := range s.AuditAnnotations {
-		check(spec.Child("auditAnnotations").Index(i).Child("valueExpression"), a.ValueExpression)
-	}
+	eachKyvernoExpression(s, check)
 	return errs
 }
 
@@ -291,4 +285,23 @@ func prefixed(versions []string) []string {
 		out[i] = KyvernoGroup + "/" + v
 	}
 	return out
+}
+
+// eachKyvernoExpression calls f with each CEL expression of a Kyverno
+// policy and its field path.
+func eachKyvernoExpression(s *kyvernoSpec, f func(*field.Path, string)) {
+	spec := field.NewPath("spec")
+	for i, c := range s.MatchConditions {
+		f(spec.Child("matchConditions").Index(i).Child("expression"), c.Expression)
+	}
+	for i, v := range s.Variables {
+		f(spec.Child("variables").Index(i).Child("expression"), v.Expression)
+	}
+	for i, v := range s.Validations {
+		f(spec.Child("validations").Index(i).Child("expression"), v.Expression)
+		f(spec.Child("validations").Index(i).Child("messageExpression"), v.MessageExpression)
+	}
+	for i, a := range s.AuditAnnotations {
+		f(spec.Child("auditAnnotations").Index(i).Child("valueExpression"), a.ValueExpression)
+	}
 }

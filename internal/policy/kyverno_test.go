@@ -96,8 +96,10 @@ func TestKyvernoRejects(t *testing.T) {
 			"spec.variables[0].expression: Invalid value: \"resource.Get('v1', 'namespaces', '', object.metadata.namespace)\": calls resource.Get, of Kyverno's CEL libraries, which tollgate does not have"},
 		{"image.GetMetadata", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: \"object.spec.containers.all(c, image.GetMetadata(c.image).config.user != '')\"}]\n"),
 			"calls image.GetMetadata, of Kyverno's CEL libraries"},
-		{"exceptions", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: \"object.spec.containers.all(c, c.image in exceptions.allowedImages)\"}]\n"),
-			"reads exceptions, Kyverno's PolicyException variable"},
+		{"params", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: \"object.spec.containers.all(c, c.image in params.allowedImages)\"}]\n"),
+			"undeclared reference to 'params': Kyverno policies have no params"},
+		{"exceptions as a field", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: \"exceptions.allowedImages.size() >= 0 && exceptions.nothing.size() == 0\"}]\n"),
+			"undefined field 'nothing' of exceptions"},
 		{"not a library", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: \"object.spec.containers.all(c, c.image.startsWith(1))\"}]\n"),
 			"found no matching overload for 'startsWith'"},
 	} {

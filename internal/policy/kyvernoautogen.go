@@ -111,9 +111,9 @@ func kyvernoAutogen(k *kyvernoPolicy, kind string, actions []admissionregistrati
 			return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
 		}
 		variant.Spec.MatchConstraints = autogenMatch(targets, ops, s.MatchConstraints.NamespaceSelector)
-		vap, binding := kyvernoVAP(&variant, kind, actions)
+		vap, binding, exceptions := kyvernoVAP(&variant, kind, actions)
 		defaultMatchResources(vap.Spec.MatchConstraints)
-		compiled, errs := cel.CompileKyverno(vap)
+		compiled, errs := cel.CompileKyverno(vap, exceptions)
 		for _, e := range errs {
 			e.Detail = fmt.Sprintf("in the rule autogen writes for %s: %s", ref, e.Detail)
 		}
@@ -208,6 +208,8 @@ func (s *Set) KyvernoNotes() []string {
 			orig, gen := p.VAP.Policy.Spec, a.Policy.Spec
 			note := func(what, before, after string) {
 				if before != after {
+					// as the user wrote it: params is Kyverno's exceptions (kyvernoVAP)
+					after = cel.RenameIdent(after, "params", KyvernoExceptionsVariable)
 					out = append(out, fmt.Sprintf("%s: autogen (%s): %s: %s", head, strings.Join(rs, ", "), what, strings.TrimSpace(after)))
 				}
 			}

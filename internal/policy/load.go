@@ -63,7 +63,9 @@ func LoadPath(path string) (*Set, error) {
 		return nil, errors.Join(errs...)
 	}
 	set.Objects = objects
-	set.Exceptions = exceptions
+	if err := set.SetExceptions(exceptions); err != nil {
+		return nil, err
+	}
 	return set, nil
 }
 
@@ -136,8 +138,8 @@ func ParseAll(file string, data []byte) ([]*Policy, []*exception.Exception, []*u
 		}
 		src := Source{File: file, Document: doc}
 		if js, err := yaml.YAMLToJSONStrict(raw); err == nil {
-			if exception.Is(js) {
-				e, errList := exception.Decode(js)
+			if decodeException := exceptionDecoder(js); decodeException != nil {
+				e, errList := decodeException(js)
 				for _, fe := range errList {
 					errs = append(errs, fmt.Errorf("%s: %s %q: %w", src, exception.Kind, e.Name(), fe))
 				}
@@ -191,6 +193,18 @@ func ParseAll(file string, data []byte) ([]*Policy, []*exception.Exception, []*u
 		return nil, nil, nil, errors.Join(errs...)
 	}
 	return policies, exceptions, objects, nil
+}
+
+// exceptionDecoder is the decoder of a PolicyException document, tollgate's
+// or Kyverno's; nil for any other document.
+func exceptionDecoder(js []byte) func([]byte) (*exception.Exception, field.ErrorList) {
+	switch {
+	case exception.Is(js):
+		return exception.Decode
+	case exception.IsKyverno(js):
+		return exception.DecodeKyverno
+	}
+	return nil
 }
 
 // foreign returns a document of an API group that is not tollgate's

@@ -221,7 +221,9 @@ func (s *Suite) loadPolicies() (*policy.Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	set.Exceptions = exceptions
+	if err := set.SetExceptions(exceptions); err != nil {
+		return nil, err
+	}
 	return set, nil
 }
 

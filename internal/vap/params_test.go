@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -92,7 +93,7 @@ func TestParamsAndAuthorizer(t *testing.T) {
 			if tc.ext != nil {
 				e = *tc.ext
 			}
-			got, err := vap.Evaluate(ctx, byName[tc.policy], tc.req, nil, e)
+			got, err := vap.Evaluate(ctx, byName[tc.policy], tc.req, nil, e, time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}

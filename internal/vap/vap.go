@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -58,6 +59,11 @@ type Outcome struct {
 	// (a binding or policy it cannot configure, an expression that errs):
 	// the policy was not evaluated, which is not a pass.
 	Ignored []string
+	// KyvernoExceptions name (namespace/name) the Kyverno PolicyExceptions
+	// that applied when one of them lifted a Kyverno policy whole, and
+	// KyvernoResult is the result that gives the policy: skip or pass.
+	KyvernoExceptions []string
+	KyvernoResult     string
 	// Bindings name the bindings that decided: their validations ran, or
 	// they could not be configured or decided; in the policy's order.
 	Bindings []string
@@ -73,23 +79,24 @@ var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewSch
 // namespaceObject, is undecided, and the policy's failurePolicy decides
 // with an error naming what is missing. Selectors the apiserver has already
 // applied (a binding's webhook entry) are left out of n by the caller. ext
-// gives the policy's params and the authorizer.
-func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namespaces policy.Namespaces, ext external.Sources) (Outcome, error) {
-	out, err := evaluate(ctx, n, req, namespaces, ext)
+// gives the policy's params and the authorizer. A Kyverno policy's
+// PolicyExceptions apply if in force at now.
+func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namespaces policy.Namespaces, ext external.Sources, now time.Time) (Outcome, error) {
+	out, err := evaluate(ctx, n, req, namespaces, ext, now)
 	if err != nil || out.Matched || out.NotApplied == "" {
 		return out, err
 	}
 	// A Kyverno policy's autogen policies match Pod controllers, which the
 	// policy does not: at most one of them matches.
 	for _, a := range n.Autogen {
-		if o, err := evaluate(ctx, a, req, namespaces, ext); err != nil || o.Matched || o.NotApplied == "" {
+		if o, err := evaluate(ctx, a, req, namespaces, ext, now); err != nil || o.Matched || o.NotApplied == "" {
 			return o, err
 		}
 	}
 	return out, nil
 }
 
-func evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namespaces policy.Namespaces, ext external.Sources) (Outcome, error) {
+func evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namespaces policy.Namespaces, ext external.Sources, now time.Time) (Outcome, error) {
 	attrs, err := cel.Attributes(req)
 	if err != nil {
 		return Outcome{}, err
@@ -127,7 +134,10 @@ func evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 	// requests and for a Namespace itself.
 	var ns *corev1.Namespace
 	nsKnown := true
-	if req.Namespace != "" && !(req.Kind.Kind == "Namespace" && req.Kind.Group == "" && req.Kind.Version == "v1") {
+	isNamespace := req.Kind.Kind == "Namespace" && req.Kind.Group == "" && req.Kind.Version == "v1"
+	if req.Namespace != "" && (!isNamespace || n.Kyverno != nil && req.Operation != admission.Create) {
+		// Kyverno looks the request's namespace up, a Namespace's own too:
+		// the stored one, which a CREATE does not have yet.
 		nsKnown = false
 		if namespaces != nil {
 			ns, nsKnown = namespaces(req.Namespace)
@@ -135,6 +145,15 @@ func evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 	}
 	va := &k8sadmission.VersionedAttributes{Attributes: attrs, VersionedKind: kind,
 		VersionedObject: k8sadmission.NewLazyObject(attrs.GetObject()), VersionedOldObject: k8sadmission.NewLazyObject(attrs.GetOldObject())}
+	var exceptions runtime.Object // a Kyverno policy's exceptions variable, as its param
+	if n.Kyverno != nil && len(n.Bindings) > 0 {
+		var whole bool
+		in := kyvernoInput{resource: resource, va: va, ns: ns, nsKnown: nsKnown, authz: authz, now: now}
+		exceptions, whole = e.kyvernoExceptions(ctx, n, in)
+		if whole || exceptions == nil || !e.kyvernoConditionsMet(ctx, n, in, exceptions) {
+			return e.finish(), nil
+		}
+	}
 	if len(n.Bindings) == 0 {
 		e.notApplied(NoBinding)
 	}
@@ -163,6 +182,9 @@ func evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 			continue
 		}
 		for _, param := range params {
+			if exceptions != nil {
+				param = exceptions
+			}
 			res := n.Validator.Validate(ctx, resource, va, param, ns, authz)
 			if name, unmet := n.Validator.Unmet(ctx, res, va, param, authz); unmet {
 				e.notApplied(MatchConditionsNotMet(name))

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -106,7 +107,7 @@ func namespaces(labels map[string]map[string]string) policy.Namespaces {
 // whose policy has several); elsewhere it is left out.
 func evaluates(t *testing.T, n *policy.VAP, req *admission.Request, ns map[string]map[string]string, want Outcome, bindings bool) {
 	t.Helper()
-	got, err := Evaluate(context.Background(), n, req, namespaces(ns), external.Sources{})
+	got, err := Evaluate(context.Background(), n, req, namespaces(ns), external.Sources{}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

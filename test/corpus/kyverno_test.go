@@ -3,8 +3,10 @@ package corpus
 // Kyverno's published ValidatingPolicies (kyverno-policies/, from
 // github.com/kyverno/policies: the pod-security-vpol, best-practices-vpol
 // and other-vpol folders, without the policies that call a Kyverno-only CEL
-// library) run through `tollgate check` as a user runs it, each expectation
-// of their `kyverno test` suites (kyverno-test.yaml) compared with
+// library), and the `kyverno test` suites of Kyverno's own repository that
+// exercise PolicyExceptions of ValidatingPolicies (kyverno/, from
+// github.com/kyverno/kyverno), run through `tollgate check` as a user runs
+// it, each expectation of their suites (kyverno-test.yaml) compared with
 // tollgate's result.
 
 import (
@@ -28,11 +30,13 @@ import (
 
 // kyvernoTest is a cli.kyverno.io/v1alpha1 Test, the fields the corpus uses.
 type kyvernoTest struct {
-	Policies  []string `json:"policies"`
-	Resources []string `json:"resources"`
-	Variables string   `json:"variables"`
-	UserInfo  string   `json:"userinfo"`
-	Results   []struct {
+	Policies []string `json:"policies"`
+	// Exceptions are PolicyException files, given to tollgate with the policies.
+	Exceptions []string `json:"exceptions"`
+	Resources  []string `json:"resources"`
+	Variables  string   `json:"variables"`
+	UserInfo   string   `json:"userinfo"`
+	Results    []struct {
 		Policy    string   `json:"policy"`
 		Kind      string   `json:"kind"`
 		Resources []string `json:"resources"`
@@ -101,6 +105,26 @@ func TestKyvernoPolicies(t *testing.T) {
 	}
 }
 
+// TestKyvernoExceptionSuites runs the suites of Kyverno's repository on
+// PolicyExceptions of ValidatingPolicies: every expectation agrees.
+func TestKyvernoExceptionSuites(t *testing.T) {
+	dir := unpack(t)
+	suites, err := filepath.Glob(filepath.Join(dir, "kyverno", "test", "cli", "test-validating-policy", "*", "kyverno-test.yaml"))
+	if err != nil || len(suites) == 0 {
+		t.Fatalf("no suites (%v)", err)
+	}
+	var n tally
+	for _, s := range suites {
+		for _, d := range runKyvernoSuite(t, s, &n) {
+			t.Errorf("%s: %s", filepath.Base(filepath.Dir(s)), d)
+		}
+	}
+	t.Logf("%d suites: %d of %d expectations agree", len(suites), n.agree, n.agree+n.disagree)
+	if n.agree == 0 {
+		t.Error("no expectation checked")
+	}
+}
+
 // The corpus's figures, as docs/policies.md gives them.
 const (
 	kyvernoAgree    = 1312
@@ -116,7 +140,7 @@ func runKyvernoSuite(t *testing.T, file string, n *tally) []string {
 	var kt kyvernoTest
 	readYAML(t, file, &kt)
 	work := t.TempDir()
-	for _, p := range kt.Policies {
+	for _, p := range append(kt.Policies, kt.Exceptions...) {
 		src := filepath.Join(base, p)
 		data, err := os.ReadFile(src)
 		if err != nil {
