@@ -12,8 +12,9 @@ import (
 )
 
 // changed tells whether an update may change what the policies make of an
-// object: not when only its status, resourceVersion or managedFields moved
-// (a controller's heartbeat). A policy decides a CREATE, whose status the
+// object: not when only its status or resourceVersion moved (a
+// controller's heartbeat). managedFields count: the informers drop them
+// unless a policy may read them (strip.go). A policy decides a CREATE, whose status the
 // apiserver has reset, so status is not the object's to be judged by.
 func changed(old, cur *unstructured.Unstructured) bool {
 	if old == nil || cur == nil {
@@ -32,7 +33,7 @@ func judged(u *unstructured.Unstructured) map[string]any {
 	if meta, ok := u.Object["metadata"].(map[string]any); ok {
 		m := make(map[string]any, len(meta))
 		for k, v := range meta {
-			if k != "resourceVersion" && k != "managedFields" {
+			if k != "resourceVersion" {
 				m[k] = v
 			}
 		}

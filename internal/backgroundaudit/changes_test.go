@@ -40,7 +40,8 @@ func TestChanged(t *testing.T) {
 		{"same", pod(nil), false},
 		{"status only", pod(func(m map[string]any) { m["status"] = map[string]any{"phase": "Running"} }), false},
 		{"resourceVersion only", pod(func(m map[string]any) { meta(m)["resourceVersion"] = "2" }), false},
-		{"managedFields only", pod(func(m map[string]any) { delete(meta(m), "managedFields") }), false},
+		// Kept only when a policy may read them (strip.go).
+		{"managedFields only", pod(func(m map[string]any) { delete(meta(m), "managedFields") }), true},
 		{"a label", pod(func(m map[string]any) { meta(m)["labels"] = map[string]any{"app": "y"} }), true},
 		{"an annotation", pod(func(m map[string]any) { meta(m)["annotations"] = map[string]any{"a": "b"} }), true},
 		{"the spec", pod(func(m map[string]any) {

@@ -84,10 +84,10 @@ func (a *auditor) watchClusterPolicies(ctx context.Context) (*clusterPolicies, e
 		}()
 	}
 	var err error
-	if c.vaps, err = watch(ctx, a.cfg.Client, audit.VAPResource, false, handle, onError); err != nil {
+	if c.vaps, err = watch(ctx, a.cfg.Client, audit.VAPResource, false, policyObjects, handle, onError); err != nil {
 		return nil, fmt.Errorf("background audit: watch %s: %w", audit.VAPResource.GVR.GroupResource(), err)
 	}
-	if c.bindings, err = watch(ctx, a.cfg.Client, audit.VAPBindingResource, false, handle, onError); err != nil {
+	if c.bindings, err = watch(ctx, a.cfg.Client, audit.VAPBindingResource, false, policyObjects, handle, onError); err != nil {
 		c.vaps.stop()
 		return nil, fmt.Errorf("background audit: watch %s: %w", audit.VAPBindingResource.GVR.GroupResource(), err)
 	}

@@ -30,7 +30,7 @@ func (a *auditor) watch(ctx context.Context, r audit.Resource, audited bool) (*w
 			DeleteFunc: func(obj any) { a.event(w, obj, nil) },
 		}
 	}
-	w, err := watch(ctx, a.cfg.Client, r, audited, handle, a.watchFailed)
+	w, err := watch(ctx, a.cfg.Client, r, audited, a.cut, handle, a.watchFailed)
 	if err != nil {
 		return nil, fmt.Errorf("background audit: watch %s: %w", r.GVR.GroupResource(), err)
 	}

@@ -1,0 +1,72 @@
+package backgroundaudit
+
+// What the informers' caches leave out of the objects they hold. The
+// apiserver gives a webhook managedFields and the
+// kubectl.kubernetes.io/last-applied-configuration annotation, and any CEL
+// expression may read them, so each is dropped only while no loaded
+// validating policy may read it (cel.MayRead over every expression of
+// every validating policy, tollgate's and the cluster's VAPs alike). They
+// are often most of a stored object's bytes. A reload that changes the
+// rule starts every informer again, so that no cache holds objects cut
+// for another policy set.
+
+import (
+	"log/slog"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/tollgate-dev/tollgate/internal/cel"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+var (
+	managedFieldsPath = []string{"metadata", "managedFields"}
+	lastAppliedPath   = []string{"metadata", "annotations", corev1.LastAppliedConfigAnnotation}
+)
+
+// strip says what the informers drop from each object they hold.
+type strip struct {
+	managedFields, lastApplied bool
+}
+
+// stripFor is what no validating policy of the set may read.
+func stripFor(set *policy.Set) strip {
+	var exprs []string
+	for _, g := range set.Groups {
+		if g.Action != policy.ActionValidate {
+			continue
+		}
+		for _, p := range g.Policies {
+			exprs = append(exprs, p.Expressions()...)
+		}
+	}
+	return strip{managedFields: !cel.MayRead(managedFieldsPath, exprs...), lastApplied: !cel.MayRead(lastAppliedPath, exprs...)}
+}
+
+// transform is the informers' transform: it cuts the object in place
+// (client-go hands it over before storing it). The annotations map stays,
+// empty or not, so that has() of it answers as before.
+func (s strip) transform(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	if s.managedFields {
+		unstructured.RemoveNestedField(u.Object, managedFieldsPath...)
+	}
+	if s.lastApplied {
+		if ann, ok := u.Object["metadata"].(map[string]any)["annotations"].(map[string]any); ok {
+			delete(ann, corev1.LastAppliedConfigAnnotation)
+		}
+	}
+	return obj, nil
+}
+
+func (s strip) attrs() slog.Attr {
+	return slog.Group("informer caches drop", slog.Bool("managedFields", s.managedFields), slog.Bool("lastAppliedConfiguration", s.lastApplied))
+}
+
+// policyObjects: the cluster's VAPs and bindings are read as policies,
+// never judged; their managedFields go.
+var policyObjects = strip{managedFields: true}

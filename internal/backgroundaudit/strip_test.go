@@ -1,0 +1,84 @@
+package backgroundaudit
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/tollgate-dev/tollgate/internal/audit"
+	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+// storedPod is a Pod as the apiserver stores it after kubectl apply: with
+// managedFields and the last-applied-configuration annotation.
+func storedPod() *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": "web", "namespace": "team-a", "uid": "u-1", "labels": map[string]any{"app": "web"},
+			"annotations": map[string]any{"owner": "team-a",
+				corev1.LastAppliedConfigAnnotation: `{"apiVersion":"v1","kind":"Pod","metadata":{"annotations":{"owner":"team-a"},"labels":{"app":"web"},"name":"web","namespace":"team-a"},"spec":{"containers":[{"image":"nginx","name":"web"}]}}`},
+			"managedFields": []any{map[string]any{"manager": "kubectl", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:metadata": map[string]any{}}}}},
+		"spec": map[string]any{"containers": []any{map[string]any{"name": "web", "image": "nginx"}}},
+	}}
+}
+
+// TestStrip: the informers drop managedFields and the last-applied
+// annotation only while no loaded policy may read them, and the results of
+// the object they hold are those of the object as stored. Cutting what a
+// policy reads would change its result (the test could fail).
+func TestStrip(t *testing.T) {
+	podResource := audit.Resource{GVR: corev1.SchemeGroupVersion.WithResource("pods"), Kind: "Pod", Namespaced: true}
+	tests := []struct {
+		file string
+		want strip
+		// changes: cutting both regardless would change a result.
+		changes bool
+	}{
+		{"common.yaml", strip{managedFields: true, lastApplied: true}, false},
+		{"annotations-counted.yaml", strip{managedFields: true}, true},
+		{"managed-fields-read.yaml", strip{lastApplied: true}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			set, err := policy.LoadPath(filepath.Join("testdata", "strip", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := stripFor(set)
+			if got != tt.want {
+				t.Fatalf("stripFor = %+v, want %+v", got, tt.want)
+			}
+			eng := engine.New(set, engine.Options{Namespaces: func(name string) (*corev1.Namespace, bool) { return policy.NamespaceOf(name, nil), true }})
+			decide := func(u *unstructured.Unstructured) []engine.Result {
+				f, _ := reported(audit.Evaluate(context.Background(), eng, podResource, u, audit.Dependences(set)))
+				if f.Err != nil {
+					t.Fatal(f.Err)
+				}
+				return f.Results
+			}
+			stored := decide(storedPod())
+			if len(stored) == 0 {
+				t.Fatal("no policy applies to the Pod")
+			}
+			held, _ := got.transform(storedPod())
+			u := held.(*unstructured.Unstructured)
+			_, hasManaged := u.Object["metadata"].(map[string]any)["managedFields"]
+			_, hasApplied := u.GetAnnotations()[corev1.LastAppliedConfigAnnotation]
+			if hasManaged == tt.want.managedFields || hasApplied == tt.want.lastApplied || u.GetAnnotations()["owner"] != "team-a" {
+				t.Errorf("held object's metadata: %v", u.Object["metadata"])
+			}
+			if cut := decide(u); !slices.Equal(cut, stored) {
+				t.Errorf("results of the object held:\n%+v\nof the object stored:\n%+v", cut, stored)
+			}
+			both, _ := strip{managedFields: true, lastApplied: true}.transform(storedPod())
+			if changes := !slices.Equal(decide(both.(*unstructured.Unstructured)), stored); changes != tt.changes {
+				t.Errorf("cutting both changes a result: %v, want %v", changes, tt.changes)
+			}
+		})
+	}
+}
