@@ -35,7 +35,6 @@ func MayRead(path []string, expressions ...string) bool {
 	return false
 }
 
-
 func mayRead(path []string, e celast.Expr) bool {
 	if fields, testOnly, ok := objectChain(e); ok {
 		return chainReads(path, fields, testOnly)
