@@ -12,10 +12,9 @@ import (
 )
 
 // changed tells whether an update may change what the policies make of an
-// object: not when only its status or resourceVersion moved (a
-// controller's heartbeat). managedFields count: the informers drop them
-// unless a policy may read them (strip.go). A policy decides a CREATE, whose status the
-// apiserver has reset, so status is not the object's to be judged by.
+// object: not when only its resourceVersion moved. managedFields and
+// status count: the informers drop them unless a policy may read them
+// (strip.go), so a controller's status heartbeat changes nothing held then.
 func changed(old, cur *unstructured.Unstructured) bool {
 	if old == nil || cur == nil {
 		return true
@@ -26,7 +25,7 @@ func changed(old, cur *unstructured.Unstructured) bool {
 func judged(u *unstructured.Unstructured) map[string]any {
 	out := make(map[string]any, len(u.Object))
 	for k, v := range u.Object {
-		if k != "status" && k != "metadata" {
+		if k != "metadata" {
 			out[k] = v
 		}
 	}

@@ -38,7 +38,8 @@ func TestChanged(t *testing.T) {
 		want bool
 	}{
 		{"same", pod(nil), false},
-		{"status only", pod(func(m map[string]any) { m["status"] = map[string]any{"phase": "Running"} }), false},
+		// Kept only when a policy may read it (strip.go).
+		{"status only", pod(func(m map[string]any) { m["status"] = map[string]any{"phase": "Running"} }), true},
 		{"resourceVersion only", pod(func(m map[string]any) { meta(m)["resourceVersion"] = "2" }), false},
 		// Kept only when a policy may read them (strip.go).
 		{"managedFields only", pod(func(m map[string]any) { delete(meta(m), "managedFields") }), true},
@@ -55,6 +56,12 @@ func TestChanged(t *testing.T) {
 				t.Errorf("changed = %v, want %v", got, tt.want)
 			}
 		})
+	}
+	// Cut by the informers, as when no policy reads them: a status
+	// heartbeat changes nothing held.
+	cut := strip{status: true, managedFields: true}
+	if changed(cut.cut(pod(nil)), cut.cut(pod(func(m map[string]any) { m["status"] = map[string]any{"phase": "Running"} }))) {
+		t.Error("a status change of objects held without status counts as a change")
 	}
 }
 

@@ -1,8 +1,9 @@
 package backgroundaudit
 
 // What the informers' caches leave out of the objects they hold. The
-// apiserver gives a webhook managedFields and the
-// kubectl.kubernetes.io/last-applied-configuration annotation, and any CEL
+// apiserver gives a webhook managedFields, the
+// kubectl.kubernetes.io/last-applied-configuration annotation and status
+// (the audit decides the stored object, status included), and any CEL
 // expression may read them, so each is dropped only while no loaded
 // validating policy may read it (cel.MayRead over every expression of
 // every validating policy, tollgate's and the cluster's VAPs alike). They
@@ -23,11 +24,12 @@ import (
 var (
 	managedFieldsPath = []string{"metadata", "managedFields"}
 	lastAppliedPath   = []string{"metadata", "annotations", corev1.LastAppliedConfigAnnotation}
+	statusPath        = []string{"status"}
 )
 
 // strip says what the informers drop from each object they hold.
 type strip struct {
-	managedFields, lastApplied bool
+	managedFields, lastApplied, status bool
 }
 
 // stripFor is what no validating policy of the set may read.
@@ -41,7 +43,8 @@ func stripFor(set *policy.Set) strip {
 			exprs = append(exprs, p.Expressions()...)
 		}
 	}
-	return strip{managedFields: !cel.MayRead(managedFieldsPath, exprs...), lastApplied: !cel.MayRead(lastAppliedPath, exprs...)}
+	return strip{managedFields: !cel.MayRead(managedFieldsPath, exprs...), lastApplied: !cel.MayRead(lastAppliedPath, exprs...),
+		status: !cel.MayRead(statusPath, exprs...)}
 }
 
 // transform is the informers' transform: it cuts the object in place
@@ -55,6 +58,9 @@ func (s strip) transform(obj any) (any, error) {
 	if s.managedFields {
 		unstructured.RemoveNestedField(u.Object, managedFieldsPath...)
 	}
+	if s.status {
+		delete(u.Object, "status")
+	}
 	if s.lastApplied {
 		if ann, ok := u.Object["metadata"].(map[string]any)["annotations"].(map[string]any); ok {
 			delete(ann, corev1.LastAppliedConfigAnnotation)
@@ -63,8 +69,14 @@ func (s strip) transform(obj any) (any, error) {
 	return obj, nil
 }
 
+// cut is transform for an object known to be unstructured.
+func (s strip) cut(u *unstructured.Unstructured) *unstructured.Unstructured {
+	_, _ = s.transform(u)
+	return u
+}
+
 func (s strip) attrs() slog.Attr {
-	return slog.Group("informer caches drop", slog.Bool("managedFields", s.managedFields), slog.Bool("lastAppliedConfiguration", s.lastApplied))
+	return slog.Group("informer caches drop", slog.Bool("managedFields", s.managedFields), slog.Bool("lastAppliedConfiguration", s.lastApplied), slog.Bool("status", s.status))
 }
 
 // policyObjects: the cluster's VAPs and bindings are read as policies,

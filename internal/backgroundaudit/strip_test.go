@@ -23,7 +23,8 @@ func storedPod() *unstructured.Unstructured {
 			"annotations": map[string]any{"owner": "team-a",
 				corev1.LastAppliedConfigAnnotation: `{"apiVersion":"v1","kind":"Pod","metadata":{"annotations":{"owner":"team-a"},"labels":{"app":"web"},"name":"web","namespace":"team-a"},"spec":{"containers":[{"image":"nginx","name":"web"}]}}`},
 			"managedFields": []any{map[string]any{"manager": "kubectl", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:metadata": map[string]any{}}}}},
-		"spec": map[string]any{"containers": []any{map[string]any{"name": "web", "image": "nginx"}}},
+		"spec":   map[string]any{"containers": []any{map[string]any{"name": "web", "image": "nginx"}}},
+		"status": map[string]any{"phase": "Running", "qosClass": "BestEffort"},
 	}}
 }
 
@@ -36,12 +37,13 @@ func TestStrip(t *testing.T) {
 	tests := []struct {
 		file string
 		want strip
-		// changes: cutting both regardless would change a result.
+		// changes: cutting all three regardless would change a result.
 		changes bool
 	}{
-		{"common.yaml", strip{managedFields: true, lastApplied: true}, false},
-		{"annotations-counted.yaml", strip{managedFields: true}, true},
-		{"managed-fields-read.yaml", strip{lastApplied: true}, true},
+		{"common.yaml", strip{managedFields: true, lastApplied: true, status: true}, false},
+		{"annotations-counted.yaml", strip{managedFields: true, status: true}, true},
+		{"managed-fields-read.yaml", strip{lastApplied: true, status: true}, true},
+		{"status-read.yaml", strip{managedFields: true, lastApplied: true}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -69,15 +71,16 @@ func TestStrip(t *testing.T) {
 			u := held.(*unstructured.Unstructured)
 			_, hasManaged := u.Object["metadata"].(map[string]any)["managedFields"]
 			_, hasApplied := u.GetAnnotations()[corev1.LastAppliedConfigAnnotation]
-			if hasManaged == tt.want.managedFields || hasApplied == tt.want.lastApplied || u.GetAnnotations()["owner"] != "team-a" {
+			_, hasStatus := u.Object["status"]
+			if hasManaged == tt.want.managedFields || hasApplied == tt.want.lastApplied || hasStatus == tt.want.status || u.GetAnnotations()["owner"] != "team-a" {
 				t.Errorf("held object's metadata: %v", u.Object["metadata"])
 			}
 			if cut := decide(u); !slices.Equal(cut, stored) {
 				t.Errorf("results of the object held:\n%+v\nof the object stored:\n%+v", cut, stored)
 			}
-			both, _ := strip{managedFields: true, lastApplied: true}.transform(storedPod())
-			if changes := !slices.Equal(decide(both.(*unstructured.Unstructured)), stored); changes != tt.changes {
-				t.Errorf("cutting both changes a result: %v, want %v", changes, tt.changes)
+			all, _ := strip{managedFields: true, lastApplied: true, status: true}.transform(storedPod())
+			if changes := !slices.Equal(decide(all.(*unstructured.Unstructured)), stored); changes != tt.changes {
+				t.Errorf("cutting all three changes a result: %v, want %v", changes, tt.changes)
 			}
 		})
 	}

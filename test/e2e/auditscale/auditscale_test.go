@@ -159,6 +159,7 @@ type leader struct {
 	log     string
 	metrics int
 	started time.Time
+	said    bool
 }
 
 func startLeader(t *testing.T, bin, kubeconfig, config, work string) *leader {
@@ -211,10 +212,17 @@ func (l *leader) evaluated(t *testing.T, n int) (time.Duration, string) {
 			Time    time.Time `json:"time"`
 			Msg     string    `json:"msg"`
 			Objects int       `json:"objects"`
-			Took    any       `json:"took"`
+			Took    float64   `json:"took"`
 		}
-		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "background audit: every object evaluated" && line.Objects >= n {
-			return line.Time.Sub(l.started), fmt.Sprint(line.Took)
+		if json.Unmarshal(sc.Bytes(), &line) != nil {
+			continue
+		}
+		if strings.HasPrefix(line.Msg, "background audit: informers start") && !l.said {
+			l.said = true
+			t.Logf("leader: %s", sc.Text())
+		}
+		if line.Msg == "background audit: every object evaluated" && line.Objects >= n {
+			return line.Time.Sub(l.started), time.Duration(line.Took).Round(100 * time.Millisecond).String()
 		}
 	}
 	return 0, ""
