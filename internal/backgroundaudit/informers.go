@@ -29,18 +29,18 @@ type watched struct {
 	failing error
 }
 
-// watch starts an informer of r, holding its objects cut (strip.go), until
-// ctx ends or stop is called. The
+// watch starts an informer of r, its objects transformed as they arrive
+// (held.go, strip.go), until ctx ends or stop is called. The
 // handler handle makes for it gets every add, relevant update and delete;
 // onError every list or watch error.
-func watch(ctx context.Context, client dynamic.Interface, r audit.Resource, audited bool, cut strip, handle func(*watched) cache.ResourceEventHandler, onError func(*watched, error)) (*watched, error) {
+func watch(ctx context.Context, client dynamic.Interface, r audit.Resource, audited bool, transform cache.TransformFunc, handle func(*watched) cache.ResourceEventHandler, onError func(*watched, error)) (*watched, error) {
 	ctx, stop := context.WithCancel(ctx)
 	inf := dynamicinformer.NewFilteredDynamicInformer(client, r.GVR, "", 0,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
 	w := &watched{resource: r, informer: inf, stop: stop}
 	w.audited.Store(audited)
 	h := handle(w)
-	if err := inf.SetTransform(cut.transform); err != nil {
+	if err := inf.SetTransform(transform); err != nil {
 		stop()
 		return nil, err
 	}

@@ -47,14 +47,18 @@ func stripFor(set *policy.Set) strip {
 		status: !cel.MayRead(statusPath, exprs...)}
 }
 
-// transform is the informers' transform: it cuts the object in place
-// (client-go hands it over before storing it). The annotations map stays,
-// empty or not, so that has() of it answers as before.
+// transform is the cluster policies' informers' transform: it cuts the
+// object in place (client-go hands it over before storing it).
 func (s strip) transform(obj any) (any, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return obj, nil
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		s.cut(u)
 	}
+	return obj, nil
+}
+
+// cut drops what s says from u, in place. The annotations map stays, empty
+// or not, so that has() of it answers as before.
+func (s strip) cut(u *unstructured.Unstructured) *unstructured.Unstructured {
 	if s.managedFields {
 		unstructured.RemoveNestedField(u.Object, managedFieldsPath...)
 	}
@@ -66,12 +70,6 @@ func (s strip) transform(obj any) (any, error) {
 			delete(ann, corev1.LastAppliedConfigAnnotation)
 		}
 	}
-	return obj, nil
-}
-
-// cut is transform for an object known to be unstructured.
-func (s strip) cut(u *unstructured.Unstructured) *unstructured.Unstructured {
-	_, _ = s.transform(u)
 	return u
 }
 
