@@ -33,7 +33,8 @@ import (
 var reportsResource = schema.GroupVersionResource{Group: "openreports.io", Version: "v1alpha1", Resource: "reports"}
 
 // TestAuditScale: TOLLGATE_AUDIT_SCALE objects; TOLLGATE_BIN a tollgate
-// binary to measure (default: built from this tree).
+// binary to measure (default: built from this tree);
+// TOLLGATE_LEADER_GOMEMLIMIT the leader's GOMEMLIMIT.
 func TestAuditScale(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("TOLLGATE_AUDIT_SCALE"))
 	if n <= 0 {
@@ -142,7 +143,7 @@ func TestAuditScale(t *testing.T) {
 		return resultOf(t, ctx, dyn, cm.Namespace, string(cm.UID), "cm-owner") == "pass"
 	})
 
-	t.Logf("RESULT objects=%d namespaces=%d policies=20 binary=%s", created, spaces, bin)
+	t.Logf("RESULT objects=%d namespaces=%d policies=20 binary=%s leader GOMEMLIMIT=%q", created, spaces, bin, os.Getenv("TOLLGATE_LEADER_GOMEMLIMIT"))
 	t.Logf("RESULT every object evaluated %s after the leader started (its evaluation took %s); first complete reports %s after start",
 		evaluated.Round(100*time.Millisecond), took, reported.Round(100*time.Millisecond))
 	t.Logf("RESULT leader RSS %d MiB (peak %d MiB), Go heap in use %d MiB", rss>>20, hwm>>20, int64(heap)>>20)
@@ -179,7 +180,9 @@ func startLeader(t *testing.T, bin, kubeconfig, config, work string) *leader {
 	l.cmd = exec.Command(bin, "serve", "--kubeconfig", kubeconfig, "--namespace", "tollgate-system", "--config", config,
 		"--register=false", "--cert-source", "self",
 		"--listen", fmt.Sprintf("127.0.0.1:%d", port), "--metrics-listen", fmt.Sprintf("127.0.0.1:%d", mport))
-	l.cmd.Env = framework.ProcessEnv("POD_NAME=scale-leader")
+	// TOLLGATE_LEADER_GOMEMLIMIT is the leader's GOMEMLIMIT alone, as the
+	// deploy sets it from limits.memory (not the apiserver's or etcd's).
+	l.cmd.Env = framework.ProcessEnv("POD_NAME=scale-leader", "GOMEMLIMIT="+os.Getenv("TOLLGATE_LEADER_GOMEMLIMIT"))
 	l.cmd.Stdout, l.cmd.Stderr = logf, logf
 	l.started = time.Now()
 	if err := l.cmd.Start(); err != nil {
@@ -355,4 +358,3 @@ func tail(s string, n int) string {
 	}
 	return s
 }
-

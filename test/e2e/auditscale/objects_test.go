@@ -128,7 +128,7 @@ func createSet(ctx context.Context, c kubernetes.Interface, ns string, j int) er
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}}}
 	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%02d", j), Namespace: ns},
-		Data: map[string]string{"app.properties": strings.Repeat("key=value\n", 20), "LOG_LEVEL": "info"}}
+		Data:       map[string]string{"app.properties": strings.Repeat("key=value\n", 20), "LOG_LEVEL": "info"}}
 	if j%2 == 1 {
 		cm.Labels = map[string]string{"owner": "team-a"}
 	}
