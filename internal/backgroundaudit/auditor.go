@@ -280,19 +280,7 @@ func (a *auditor) follow(ctx context.Context, resources []audit.Resource, cut st
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if cut != a.cut || len(a.watching) == 0 {
-		if len(a.watching) > 0 {
-			a.cfg.Log.Info("background audit: the policies read other fields; every informer starts again", cut.attrs())
-		} else {
-			a.cfg.Log.Info("background audit: informers start", cut.attrs())
-		}
-		for gvr, w := range a.watching {
-			w.stop()
-			delete(a.watching, gvr)
-		}
-		a.namespaces = nil
-		a.cut = cut
-	}
+	a.recut(cut)
 	if a.namespaces == nil {
 		w, err := a.watch(ctx, namespacesResource, false)
 		if err != nil {

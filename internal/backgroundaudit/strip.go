@@ -80,3 +80,18 @@ func (s strip) attrs() slog.Attr {
 // policyObjects: the cluster's VAPs and bindings are read as policies,
 // never judged; their managedFields go.
 var policyObjects = strip{managedFields: true}
+
+// recut stops every informer when they hold objects cut otherwise than
+// cut (or none runs yet), so that follow starts them with cut. a.mu held.
+func (a *auditor) recut(cut strip) {
+	if cut != a.cut || len(a.watching) == 0 {
+		// again: the policies read other fields than before.
+		a.cfg.Log.Info("background audit: informers start", cut.attrs(), slog.Bool("again", len(a.watching) > 0))
+		for gvr, w := range a.watching {
+			w.stop()
+			delete(a.watching, gvr)
+		}
+		a.namespaces = nil
+		a.cut = cut
+	}
+}

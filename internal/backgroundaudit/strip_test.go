@@ -2,11 +2,15 @@ package backgroundaudit
 
 import (
 	"context"
+	"io"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tollgate-dev/tollgate/internal/audit"
@@ -102,4 +106,57 @@ func TestStrip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRecut: a policy that reads what the informers dropped is loaded (a
+// cluster VAP counting annotations): the informers start again holding
+// the last-applied annotation, and the ConfigMap that carries it fails.
+func TestRecut(t *testing.T) {
+	cm := object(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: db, namespace: a, uid: u1,
+  annotations: {owner: team-a, kubectl.kubernetes.io/last-applied-configuration: "{}"}}, data: {port: "80"}}`)
+	vap := func(name, expression string) *unstructured.Unstructured {
+		return object(t, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: `+name+`}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]
+  validations: [{expression: "`+expression+`"}]
+`)
+	}
+	binding := func(name string) *unstructured.Unstructured {
+		return object(t, `{apiVersion: admissionregistration.k8s.io/v1, kind: ValidatingAdmissionPolicyBinding, metadata: {name: `+name+`}, spec: {policyName: `+name+`, validationActions: [Deny]}}`)
+	}
+	client, disc := fakeCluster(cm, vap("owned", "object.metadata.annotations['owner'] != ''"), binding("owned"),
+		object(t, `{apiVersion: v1, kind: Namespace, metadata: {name: a}}`))
+	config, err := policy.LoadDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	reports, waitFor := run(t, client, disc, config, &syncWriter{w: &log})
+	waitFor("the first VAP reported", func() bool { return reports.results("a", "owned") == "db:pass:owned:cluster" })
+	ctx := context.Background()
+	if _, err := client.Resource(audit.VAPResource.GVR).Create(ctx, vap("few-annotations", "object.metadata.annotations.size() <= 1"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Resource(audit.VAPBindingResource.GVR).Create(ctx, binding("few-annotations"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the annotations counted, last-applied included", func() bool {
+		return reports.results("a", "few-annotations") == "db:fail:few-annotations:cluster"
+	})
+}
+
+// syncWriter is a writer safe for the audit's goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
