@@ -50,7 +50,7 @@ VERSION := $(shell cat VERSION)
 IMAGE_REPOSITORY ?= ghcr.io/tollgate-dev/tollgate
 IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
 
-.PHONY: image e2e-image image-test run build test fuzz unit pod-security e2e control-plane lint clean bench fuzz-short vulncheck soak chart e2e-chart
+.PHONY: image e2e-image image-test run build test fuzz unit pod-security e2e control-plane lint clean bench fuzz-short vulncheck soak chart e2e-chart audit-scale
 .DEFAULT_GOAL := build
 
 run: ## Serve on :8443 with the embedded defaults and a self-signed certificate.
@@ -226,6 +226,9 @@ bench: control-plane ## Load benchmark side by side with a floor and a typed web
 
 SOAK_DURATION ?= 5m
 SOAK_RATE ?= 1000
+audit-scale: control-plane ## The background audit over N existing objects (N=5000 by default) in a real kube-apiserver, 20 policies: time to every object evaluated, the leader's memory, idle writes, a change's latency (docs/deploy.md). Not part of make test.
+	KUBEBUILDER_ASSETS=$(ASSETS) TOLLGATE_AUDIT_SCALE=$(or $(N),5000) $(GO) test -tags e2e -count=1 -timeout 60m -v -run TestAuditScale ./test/e2e/auditscale 2>&1 | grep -E '^(--- |PASS|FAIL|ok|panic)|_test.go:'
+
 soak: ## $(SOAK_DURATION) at $(SOAK_RATE) reviews/s of every kind, with policy reloads; fails on any error or growing memory; writes soak-results.md. Not part of make test.
 	$(GO) -C hack/bench run . -root ../.. -soak $(SOAK_DURATION) -soak-rate $(SOAK_RATE) | tee soak-results.md
 

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
@@ -93,18 +94,25 @@ func Evaluate(ctx context.Context, eng *engine.Engine, r Resource, u *unstructur
 	gvk := r.GVR.GroupVersion().WithKind(r.Kind)
 	u.SetGroupVersionKind(gvk)
 	js, err := u.MarshalJSON()
-	obj := &manifest.Object{JSON: js, GVK: gvk, Namespace: u.GetNamespace(), Name: u.GetName()}
-	f := offline.Finding{Object: obj, Allowed: true}
 	if err != nil {
-		f.Err = fmt.Errorf("%s: %w", obj, err)
-		return f
+		obj := &manifest.Object{JSON: js, GVK: gvk, Namespace: u.GetNamespace(), Name: u.GetName()}
+		return offline.Finding{Object: obj, Allowed: true, Err: fmt.Errorf("%s: %w", obj, err)}
 	}
+	return EvaluateJSON(ctx, eng, r, js, u.GetNamespace(), u.GetName(), u.GetUID(), depends)
+}
+
+// EvaluateJSON is Evaluate of an object's JSON, whose apiVersion and kind
+// are r's.
+func EvaluateJSON(ctx context.Context, eng *engine.Engine, r Resource, js []byte, namespace, name string, uid types.UID, depends map[string]string) offline.Finding {
+	gvk := r.GVR.GroupVersion().WithKind(r.Kind)
+	obj := &manifest.Object{JSON: js, GVK: gvk, Namespace: namespace, Name: name}
+	f := offline.Finding{Object: obj, Allowed: true}
 	req := &admission.Request{
-		UID:       "audit-" + string(u.GetUID()),
+		UID:       "audit-" + string(uid),
 		Kind:      gvk,
 		Resource:  r.GVR,
-		Name:      u.GetName(),
-		Namespace: u.GetNamespace(),
+		Name:      name,
+		Namespace: namespace,
 		Operation: admission.Create,
 	}
 	req.SetObjects(js, nil)

@@ -108,6 +108,8 @@ type auditor struct {
 	mu         sync.Mutex
 	watching   map[schema.GroupVersionResource]*watched
 	namespaces *watched
+	// cut is what the informers drop from the objects they hold (strip.go).
+	cut strip
 
 	// cluster watches the cluster's VAPs (Config.ClusterPolicies), else nil.
 	cluster *clusterPolicies
@@ -259,7 +261,7 @@ func (a *auditor) reload(ctx context.Context) error {
 	opts := a.cfg.Engine
 	opts.Namespaces = a.namespace
 	a.state.Store(&state{set: set, eng: engine.New(set, opts), depends: audit.Dependences(set)})
-	if err := a.follow(ctx, resources); err != nil {
+	if err := a.follow(ctx, resources, stripFor(set)); err != nil {
 		return err
 	}
 	if err := a.settle(ctx); err != nil {
@@ -277,14 +279,16 @@ func (a *auditor) reload(ctx context.Context) error {
 }
 
 // follow starts an informer per resource not watched yet and stops those
-// no policy matches any more, dropping their results.
-func (a *auditor) follow(ctx context.Context, resources []audit.Resource) error {
+// no policy matches any more, dropping their results. Informers holding
+// objects cut otherwise than cut are started again.
+func (a *auditor) follow(ctx context.Context, resources []audit.Resource, cut strip) error {
 	want := map[schema.GroupVersionResource]audit.Resource{}
 	for _, r := range resources {
 		want[r.GVR] = r
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.recut(cut)
 	if a.namespaces == nil {
 		w, err := a.watch(ctx, namespacesResource, false)
 		if err != nil {

@@ -3,43 +3,10 @@ package backgroundaudit
 import (
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/exception"
 	"github.com/tollgate-dev/tollgate/internal/offline"
 )
-
-// changed tells whether an update may change what the policies make of an
-// object: not when only its status, resourceVersion or managedFields moved
-// (a controller's heartbeat). A policy decides a CREATE, whose status the
-// apiserver has reset, so status is not the object's to be judged by.
-func changed(old, cur *unstructured.Unstructured) bool {
-	if old == nil || cur == nil {
-		return true
-	}
-	return !equality.Semantic.DeepEqual(judged(old), judged(cur))
-}
-
-func judged(u *unstructured.Unstructured) map[string]any {
-	out := make(map[string]any, len(u.Object))
-	for k, v := range u.Object {
-		if k != "status" && k != "metadata" {
-			out[k] = v
-		}
-	}
-	if meta, ok := u.Object["metadata"].(map[string]any); ok {
-		m := make(map[string]any, len(meta))
-		for k, v := range meta {
-			if k != "resourceVersion" && k != "managedFields" {
-				m[k] = v
-			}
-		}
-		out["metadata"] = m
-	}
-	return out
-}
 
 // reported keeps the results a report shows: those of the policies that
 // apply to the object (engine.Result.Applies), pass, fail, warn, error, and

@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tollgate-dev/tollgate/internal/audit"
 	"github.com/tollgate-dev/tollgate/internal/engine"
@@ -31,6 +32,20 @@ func pod(mutate func(m map[string]any)) *unstructured.Unstructured {
 
 func meta(m map[string]any) map[string]any { return m["metadata"].(map[string]any) }
 
+var podResource = audit.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
+
+// kept is an object as an informer holds it while policies read every field.
+func kept(u *unstructured.Unstructured) *held {
+	if u == nil {
+		return nil
+	}
+	h, err := strip{}.hold(podResource)(u)
+	if err != nil {
+		panic(err)
+	}
+	return h.(*held)
+}
+
 func TestChanged(t *testing.T) {
 	tests := []struct {
 		name string
@@ -38,9 +53,11 @@ func TestChanged(t *testing.T) {
 		want bool
 	}{
 		{"same", pod(nil), false},
-		{"status only", pod(func(m map[string]any) { m["status"] = map[string]any{"phase": "Running"} }), false},
+		// Kept only when a policy may read it (strip.go).
+		{"status only", pod(func(m map[string]any) { m["status"] = map[string]any{"phase": "Running"} }), true},
 		{"resourceVersion only", pod(func(m map[string]any) { meta(m)["resourceVersion"] = "2" }), false},
-		{"managedFields only", pod(func(m map[string]any) { delete(meta(m), "managedFields") }), false},
+		// Kept only when a policy may read them (strip.go).
+		{"managedFields only", pod(func(m map[string]any) { delete(meta(m), "managedFields") }), true},
 		{"a label", pod(func(m map[string]any) { meta(m)["labels"] = map[string]any{"app": "y"} }), true},
 		{"an annotation", pod(func(m map[string]any) { meta(m)["annotations"] = map[string]any{"a": "b"} }), true},
 		{"the spec", pod(func(m map[string]any) {
@@ -50,10 +67,19 @@ func TestChanged(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := changed(pod(nil), tt.cur); got != tt.want {
+			if got := changed(kept(pod(nil)), kept(tt.cur)); got != tt.want {
 				t.Errorf("changed = %v, want %v", got, tt.want)
 			}
 		})
+	}
+	// Cut by the informers, as when no policy reads them: a status
+	// heartbeat changes nothing held.
+	cut := strip{status: true, managedFields: true}
+	hold := cut.hold(podResource)
+	before, _ := hold(pod(nil))
+	after, _ := hold(pod(func(m map[string]any) { m["status"] = map[string]any{"phase": "Running"} }))
+	if changed(before.(*held), after.(*held)) {
+		t.Error("a status change of objects held without status counts as a change")
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -51,7 +52,7 @@ func (a *auditor) watchClusterPolicies(ctx context.Context) (*clusterPolicies, e
 			UpdateFunc: func(old, cur any) {
 				o, _ := old.(*unstructured.Unstructured)
 				n, _ := cur.(*unstructured.Unstructured)
-				if changed(o, n) { // not the apiserver's typeChecking status
+				if policyChanged(o, n) { // not the apiserver's typeChecking status
 					signal(c.changed)
 				}
 			},
@@ -84,10 +85,10 @@ func (a *auditor) watchClusterPolicies(ctx context.Context) (*clusterPolicies, e
 		}()
 	}
 	var err error
-	if c.vaps, err = watch(ctx, a.cfg.Client, audit.VAPResource, false, handle, onError); err != nil {
+	if c.vaps, err = watch(ctx, a.cfg.Client, audit.VAPResource, false, policyObjects.transform, handle, onError); err != nil {
 		return nil, fmt.Errorf("background audit: watch %s: %w", audit.VAPResource.GVR.GroupResource(), err)
 	}
-	if c.bindings, err = watch(ctx, a.cfg.Client, audit.VAPBindingResource, false, handle, onError); err != nil {
+	if c.bindings, err = watch(ctx, a.cfg.Client, audit.VAPBindingResource, false, policyObjects.transform, handle, onError); err != nil {
 		c.vaps.stop()
 		return nil, fmt.Errorf("background audit: watch %s: %w", audit.VAPBindingResource.GVR.GroupResource(), err)
 	}
@@ -222,4 +223,33 @@ func (a *auditor) enqueueParamUsers() {
 			a.objects.Add(k)
 		}
 	}
+}
+
+// policyChanged tells whether an update of a VAP or binding changed more
+// than its resourceVersion and status (the apiserver's typeChecking); the
+// informers drop managedFields.
+func policyChanged(old, cur *unstructured.Unstructured) bool {
+	if old == nil || cur == nil {
+		return true
+	}
+	return !equality.Semantic.DeepEqual(judged(old), judged(cur))
+}
+
+func judged(u *unstructured.Unstructured) map[string]any {
+	out := make(map[string]any, len(u.Object))
+	for k, v := range u.Object {
+		if k != "status" && k != "metadata" {
+			out[k] = v
+		}
+	}
+	if meta, ok := u.Object["metadata"].(map[string]any); ok {
+		m := make(map[string]any, len(meta))
+		for k, v := range meta {
+			if k != "resourceVersion" && k != "managedFields" {
+				m[k] = v
+			}
+		}
+		out["metadata"] = m
+	}
+	return out
 }

@@ -9,7 +9,6 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tollgate-dev/tollgate/internal/audit"
 	"github.com/tollgate-dev/tollgate/internal/policy"
@@ -48,26 +47,25 @@ func (a *auditor) evaluate(ctx context.Context, key string) error {
 			return err
 		}
 	}
-	u, ok := obj.(*unstructured.Unstructured)
+	h, ok := obj.(*held)
 	if !exists || !ok {
 		if ns, ok := a.results.remove(key); ok {
 			a.flush.mark(ns)
 		}
 		return nil
 	}
-	u = u.DeepCopy()
 	st := a.state.Load()
-	f, keep := reported(audit.Evaluate(ctx, st.eng, w.resource, u, st.depends))
+	f, keep := reported(audit.EvaluateJSON(ctx, st.eng, w.resource, h.JSON, h.Namespace, h.Name, h.UID, st.depends))
 	// The informer holds the object; a report names it, with its uid.
-	f.Object.JSON = []byte(`{"metadata":{"uid":` + strconv.Quote(string(u.GetUID())) + `}}`)
+	f.Object.JSON = []byte(`{"metadata":{"uid":` + strconv.Quote(string(h.UID)) + `}}`)
 	if !keep {
 		if ns, ok := a.results.remove(key); ok {
 			a.flush.mark(ns)
 		}
 		return nil
 	}
-	if a.results.set(key, entry{namespace: u.GetNamespace(), uid: u.GetUID(), finding: f}) {
-		a.flush.mark(u.GetNamespace())
+	if a.results.set(key, entry{namespace: h.Namespace, uid: h.UID, finding: f}) {
+		a.flush.mark(h.Namespace)
 	}
 	return nil
 }
@@ -84,9 +82,9 @@ func (a *auditor) namespace(name string) (*corev1.Namespace, bool) {
 	if err != nil || !ok {
 		return nil, false
 	}
-	u, ok := obj.(*unstructured.Unstructured)
+	h, ok := obj.(*held)
 	if !ok {
 		return nil, false
 	}
-	return policy.NamespaceOf(name, u.GetLabels()), true
+	return policy.NamespaceOf(name, h.Labels), true
 }

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"maps"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/tollgate-dev/tollgate/internal/audit"
@@ -21,8 +20,8 @@ func (a *auditor) watch(ctx context.Context, r audit.Resource, audited bool) (*w
 		return cache.ResourceEventHandlerFuncs{
 			AddFunc: func(obj any) { a.event(w, obj, nil) },
 			UpdateFunc: func(old, cur any) {
-				o, _ := old.(*unstructured.Unstructured)
-				c, _ := cur.(*unstructured.Unstructured)
+				o, _ := old.(*held)
+				c, _ := cur.(*held)
 				if changed(o, c) {
 					a.event(w, cur, o)
 				}
@@ -30,7 +29,7 @@ func (a *auditor) watch(ctx context.Context, r audit.Resource, audited bool) (*w
 			DeleteFunc: func(obj any) { a.event(w, obj, nil) },
 		}
 	}
-	w, err := watch(ctx, a.cfg.Client, r, audited, handle, a.watchFailed)
+	w, err := watch(ctx, a.cfg.Client, r, audited, a.cut.hold(r), handle, a.watchFailed)
 	if err != nil {
 		return nil, fmt.Errorf("background audit: watch %s: %w", r.GVR.GroupResource(), err)
 	}
@@ -39,7 +38,7 @@ func (a *auditor) watch(ctx context.Context, r audit.Resource, audited bool) (*w
 
 // event queues the object for evaluation; for a Namespace whose labels
 // changed, every object in it (namespaceSelectors read them).
-func (a *auditor) event(w *watched, obj any, old *unstructured.Unstructured) {
+func (a *auditor) event(w *watched, obj any, old *held) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
 		return
@@ -50,7 +49,7 @@ func (a *auditor) event(w *watched, obj any, old *unstructured.Unstructured) {
 	if w.resource.GVR != namespacesResource.GVR {
 		return
 	}
-	cur, ok := obj.(*unstructured.Unstructured)
+	cur, ok := obj.(*held)
 	if !ok || old == nil || maps.Equal(old.GetLabels(), cur.GetLabels()) {
 		return
 	}

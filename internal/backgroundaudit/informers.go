@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -30,23 +29,18 @@ type watched struct {
 	failing error
 }
 
-// watch starts an informer of r until ctx ends or stop is called. The
+// watch starts an informer of r, its objects transformed as they arrive
+// (held.go, strip.go), until ctx ends or stop is called. The
 // handler handle makes for it gets every add, relevant update and delete;
 // onError every list or watch error.
-func watch(ctx context.Context, client dynamic.Interface, r audit.Resource, audited bool, handle func(*watched) cache.ResourceEventHandler, onError func(*watched, error)) (*watched, error) {
+func watch(ctx context.Context, client dynamic.Interface, r audit.Resource, audited bool, transform cache.TransformFunc, handle func(*watched) cache.ResourceEventHandler, onError func(*watched, error)) (*watched, error) {
 	ctx, stop := context.WithCancel(ctx)
 	inf := dynamicinformer.NewFilteredDynamicInformer(client, r.GVR, "", 0,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
 	w := &watched{resource: r, informer: inf, stop: stop}
 	w.audited.Store(audited)
 	h := handle(w)
-	// managedFields are never judged and are the bulk of many objects.
-	if err := inf.SetTransform(func(obj any) (any, error) {
-		if u, ok := obj.(*unstructured.Unstructured); ok {
-			u.SetManagedFields(nil)
-		}
-		return obj, nil
-	}); err != nil {
+	if err := inf.SetTransform(transform); err != nil {
 		stop()
 		return nil, err
 	}

@@ -100,11 +100,11 @@ func compileVAP(vap *admissionregistrationv1.ValidatingAdmissionPolicy, envs *en
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	return &VAP{validator: validator, matcher: matcher, UsesNamespaceObject: References("namespaceObject", expressions(vap)...)}, nil
+	return &VAP{validator: validator, matcher: matcher, UsesNamespaceObject: References("namespaceObject", Expressions(vap)...)}, nil
 }
 
-// expressions are every CEL expression of a policy.
-func expressions(vap *admissionregistrationv1.ValidatingAdmissionPolicy) []string {
+// Expressions are every CEL expression of a ValidatingAdmissionPolicy.
+func Expressions(vap *admissionregistrationv1.ValidatingAdmissionPolicy) []string {
 	var out []string
 	for _, v := range vap.Spec.Variables {
 		out = append(out, v.Expression)

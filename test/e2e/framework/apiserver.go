@@ -166,3 +166,11 @@ func gone(pid int) bool {
 	i := bytes.LastIndexByte(stat, ')')
 	return i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' || stat[i+2] == 'X'
 }
+
+// PID is the apiserver's process id.
+func (a *APIServer) PID() int {
+	if a.cmd != nil && a.cmd.Process != nil {
+		return a.cmd.Process.Pid
+	}
+	return a.pid
+}

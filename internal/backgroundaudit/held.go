@@ -1,0 +1,66 @@
+package backgroundaudit
+
+// What an audited informer keeps of each object: its JSON, as the engine
+// reads it, rather than the decoded map (about a fifth of the memory), cut
+// as strip says, and without resourceVersion, which a CREATE never carries
+// and which is all a controller's no-op update changes: equal JSON, nothing
+// a policy reads has changed. Name, namespace, uid and labels stay
+// readable, for the store's keys and the namespaceSelectors.
+
+import (
+	"bytes"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/tollgate-dev/tollgate/internal/audit"
+)
+
+// held is an object as an audited informer keeps it.
+type held struct {
+	metav1.TypeMeta
+	// ObjectMeta holds only name, namespace, uid, resourceVersion and labels.
+	metav1.ObjectMeta
+	// JSON is the object, apiVersion and kind set, cut, without resourceVersion.
+	JSON []byte
+}
+
+// DeepCopyObject copies the metadata; JSON is never written to.
+func (h *held) DeepCopyObject() runtime.Object {
+	c := *h
+	h.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
+	return &c
+}
+
+// hold is the audited informers' transform for r's objects.
+func (s strip) hold(r audit.Resource) func(any) (any, error) {
+	return func(obj any) (any, error) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return obj, nil // a held object already, or a tombstone
+		}
+		s.cut(u)
+		rv := u.GetResourceVersion()
+		unstructured.RemoveNestedField(u.Object, "metadata", "resourceVersion")
+		u.SetGroupVersionKind(r.GVR.GroupVersion().WithKind(r.Kind))
+		js, err := u.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("background audit: %s %s/%s: %w", r.Kind, u.GetNamespace(), u.GetName(), err)
+		}
+		return &held{
+			TypeMeta:   metav1.TypeMeta{APIVersion: u.GetAPIVersion(), Kind: u.GetKind()},
+			ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(), ResourceVersion: rv, Labels: u.GetLabels()},
+			JSON:       js,
+		}, nil
+	}
+}
+
+// changed tells whether an update may change what the policies make of an
+// object: not when only its resourceVersion moved. managedFields and
+// status count: the informers drop them unless a policy may read them
+// (strip.go), so a controller's status heartbeat changes nothing held then.
+func changed(old, cur *held) bool {
+	return old == nil || cur == nil || !bytes.Equal(old.JSON, cur.JSON)
+}
