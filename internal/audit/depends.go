@@ -21,7 +21,7 @@ var requestOnly = []struct {
 // on (request.userInfo, oldObject, authorizer), "" when it judges the
 // object alone. It reads every CEL expression of the policy.
 func RequestDependence(p *policy.Policy) string {
-	for _, expr := range expressions(p) {
+	for _, expr := range p.Expressions() {
 		for _, r := range requestOnly {
 			if r.re.MatchString(expr) {
 				return r.name
@@ -38,38 +38,6 @@ func Dependences(set *policy.Set) map[string]string {
 	for _, p := range set.Policies {
 		if d := RequestDependence(p); d != "" {
 			out[p.Name()] = d
-		}
-	}
-	return out
-}
-
-func expressions(p *policy.Policy) []string {
-	var out []string
-	if p.VAP != nil {
-		s := p.VAP.Policy.Spec
-		for _, c := range s.MatchConditions {
-			out = append(out, c.Expression)
-		}
-		for _, v := range s.Variables {
-			out = append(out, v.Expression)
-		}
-		for _, v := range s.Validations {
-			out = append(out, v.Expression, v.MessageExpression)
-		}
-		for _, a := range s.AuditAnnotations {
-			out = append(out, a.ValueExpression)
-		}
-		return out
-	}
-	for _, c := range p.Spec.Match.Conditions {
-		out = append(out, c.Expression)
-	}
-	if v := p.Spec.Validate; v != nil {
-		for _, x := range v.Variables {
-			out = append(out, x.Expression)
-		}
-		for _, x := range v.Expressions {
-			out = append(out, x.Expression, x.MessageExpression)
 		}
 	}
 	return out
