@@ -232,6 +232,13 @@ func TestReviewExitCodes(t *testing.T) {
 	if code, _, errs := run("review", "-f", garbage, "--path", "/validate/require-environment"); code != 2 || !strings.Contains(errs, "HTTP 400") {
 		t.Errorf("garbage: exit %d %s", code, errs)
 	}
+	// A review written by hand with "spec" twice in its Pod: refused, as
+	// the apiserver's strict field validation refuses it, not decided on
+	// the first spec and patched on the last.
+	twice := write(t, dir, "twice.json", strings.Replace(string(body), `"spec":{`, `"spec":{"containers":[]},"spec":{`, 1))
+	if code, _, errs := run("review", "-f", twice, "--path", "/validate/require-environment"); code != 2 || !strings.Contains(errs, `repeats the name "spec" in one object`) {
+		t.Errorf("spec twice: exit %d %s", code, errs)
+	}
 	if code, _, errs := run("review", "-f", create); code != 2 || !strings.Contains(errs, "choose one with --path") {
 		t.Errorf("no path: exit %d %s", code, errs)
 	}

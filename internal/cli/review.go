@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/jsonscan"
 	"github.com/tollgate-dev/tollgate/internal/offline"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 	"github.com/tollgate-dev/tollgate/internal/webhook"
@@ -67,6 +68,9 @@ func (o *reviewOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return usageError(err)
 	}
+	if err := notRepeating(body); err != nil {
+		return usageError(err)
+	}
 	ext, err := offline.ExternalFor(cmd.Context(), set, offline.Input{ParamPaths: o.params})
 	if err != nil {
 		return usageError(err)
@@ -106,4 +110,20 @@ func pickGroup(set *policy.Set, path string) (*policy.Group, error) {
 		return nil, fmt.Errorf("the policies serve several paths; choose one with --path: %s", strings.Join(paths, ", "))
 	}
 	return nil, fmt.Errorf("no review path %s; the policies serve %s", path, strings.Join(paths, ", "))
+}
+
+// notRepeating refuses a review in which an object repeats a name: the
+// apiserver never sends one (the server trusts that, at no cost), but a
+// review written by hand may hold one, and tollgate's readers take the
+// first of a repeated name where JSON Patch takes the last. Invalid JSON is
+// left to the server's own answer.
+func notRepeating(body []byte) error {
+	doc, err := jsonscan.ValidIndexedBelow(body, nil, 2)
+	if err != nil {
+		return nil
+	}
+	if name, at, found := doc.RepeatedKey(); found {
+		return fmt.Errorf("the review repeats the name %q in one object (the second at byte %d); the apiserver never sends that, and its strict field validation refuses it", name, at)
+	}
+	return nil
 }

@@ -32,10 +32,14 @@ type Named struct {
 
 // PodFromJSON reads a Pod from its JSON, refusing shapes the apiserver
 // could not have sent (a list that is not a list of objects with a string
-// name, annotations that are not strings).
+// name, annotations that are not strings, a name repeated in an object).
 func PodFromJSON(raw []byte) (*Pod, error) {
-	if err := jsonscan.Valid(raw); err != nil {
+	doc, err := jsonscan.ValidIndexed(raw, nil)
+	if err != nil {
 		return nil, fmt.Errorf("cannot read pod: %w", err)
+	}
+	if name, at, found := doc.RepeatedKey(); found {
+		return nil, fmt.Errorf("cannot read pod: the name %q appears twice in one object (the second at byte %d)", name, at)
 	}
 	return PodFromEncodedJSON(raw)
 }

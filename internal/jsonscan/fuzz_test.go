@@ -29,6 +29,7 @@ func FuzzScan(f *testing.F) {
 			}
 		}
 		checkIndex(t, b)
+		checkRepeated(t, b)
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(b, &obj) != nil || repeats(b) {
 			return
@@ -77,4 +78,84 @@ func same(a, b []byte) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return string(xa) == string(ya)
+}
+
+// checkRepeated holds RepeatedKey to a walk of encoding/json's tokens,
+// names compared exactly, on input without escapes (which the two
+// libraries unescape alike only where the escape is valid UTF-16).
+func checkRepeated(t *testing.T, b []byte) {
+	d, err := ValidIndexed(b, nil)
+	if err != nil || bytes.IndexByte(b, '\\') >= 0 {
+		return
+	}
+	name, _, found := d.RepeatedKey()
+	want, wantFound := firstRepeated(json.NewDecoder(bytes.NewReader(b)))
+	if found != wantFound || name != want {
+		t.Fatalf("%q: RepeatedKey() = %q (%v), encoding/json's tokens say %q (%v)", b, name, found, want, wantFound)
+	}
+}
+
+// firstRepeated reads one value from dec and returns the first repeated
+// name of an object in it, objects in the order they open.
+func firstRepeated(dec *json.Decoder) (string, bool) {
+	type level struct {
+		object bool
+		names  map[string]bool
+		key    bool // the next token in this object is a key
+	}
+	var stack []*level
+	var found []string // in the order their objects open
+	var order []*level
+	first := map[*level]string{}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		var top *level
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.object && top.key {
+			if s, ok := tok.(string); ok {
+				if top.names[s] {
+					if _, done := first[top]; !done {
+						first[top] = s
+					}
+				}
+				top.names[s] = true
+				top.key = false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			l := &level{object: true, names: map[string]bool{}, key: true}
+			stack = append(stack, l)
+			order = append(order, l)
+			continue
+		case json.Delim('['):
+			l := &level{}
+			stack = append(stack, l)
+			order = append(order, l)
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) == 0 {
+			break
+		}
+		if l := stack[len(stack)-1]; l.object {
+			l.key = true
+		}
+	}
+	for _, l := range order {
+		if s, ok := first[l]; ok {
+			found = append(found, s)
+		}
+	}
+	if len(found) == 0 {
+		return "", false
+	}
+	return found[0], true
 }
