@@ -251,6 +251,13 @@ func (a *auditor) reload(ctx context.Context) error {
 	a.ready.Store(false)
 	set := a.cfg.Policies()
 	if a.cluster != nil {
+		// A change signalled until now is in what merge reads now: the
+		// informers' first adds, above all, which would otherwise have the
+		// first pass done twice.
+		select {
+		case <-a.cluster.changed:
+		default:
+		}
 		set = a.cluster.merge(a, set)
 	}
 	a.followParams(ctx, set)
@@ -321,43 +328,6 @@ func (a *auditor) follow(ctx context.Context, resources []audit.Resource, cut st
 	return nil
 }
 
-// waitUntil polls done until it is true or ctx ends.
-func waitUntil(ctx context.Context, done func() bool) error {
-	for !done() {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return nil
-}
-
-// settle waits until every informer has read its objects or failed to.
-func (a *auditor) settle(ctx context.Context) error {
-	for {
-		pending := 0
-		a.mu.Lock()
-		for _, w := range a.watching {
-			ok, err := w.settled()
-			if !ok {
-				pending++
-			} else if err == nil {
-				a.cfg.Metrics.BackgroundAuditUnreadable(w.resource.GVR.GroupResource().String(), false)
-			}
-		}
-		a.mu.Unlock()
-		if pending == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
 // enqueueAll queues every object held and every object with results (one
 // deleted unseen is dropped then).
 func (a *auditor) enqueueAll() {
@@ -373,18 +343,6 @@ func (a *auditor) enqueueAll() {
 	for _, k := range a.results.keys() {
 		a.objects.Add(k)
 	}
-}
-
-// drain waits until every queued object has been evaluated.
-func (a *auditor) drain(ctx context.Context) error {
-	for a.objects.Len() > 0 || a.inflight.Load() > 0 {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	return nil
 }
 
 func (a *auditor) stopAll() {

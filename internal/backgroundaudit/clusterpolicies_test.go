@@ -121,12 +121,19 @@ spec: {policyName: require-environment, validationActions: [Deny]}
 	if err != nil {
 		t.Fatal(err)
 	}
-	reports, waitFor := run(t, client, disc, config, nil)
+	var log syncBuffer
+	reports, waitFor := run(t, client, disc, config, &log)
 	const binds = "no-password-everywhere"
 	waitFor("the cluster's VAP reported", func() bool {
 		return reports.results("a", "no-password") == "db:fail:"+binds+":cluster web:pass:"+binds+":cluster" &&
 			reports.results("b", "no-password") == "cache:fail:"+binds+":cluster"
 	})
+	// The informers' first adds are in the first pass: nothing changed
+	// since, so no second one, however long after clusterPolicyDelay.
+	time.Sleep(3 * clusterPolicyDelay)
+	if n := strings.Count(log.String(), "every object evaluated"); n != 1 {
+		t.Errorf("%d full passes at the start, want 1:\n%s", n, log.String())
+	}
 	if got := reports.results("a", "require-environment"); got != "" {
 		t.Errorf("the cluster's require-environment audited (%s): the config's, on Pods alone, shadows it", got)
 	}

@@ -6,7 +6,6 @@ package backgroundaudit
 import (
 	"context"
 	"log/slog"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -56,8 +55,6 @@ func (a *auditor) evaluate(ctx context.Context, key string) error {
 	}
 	st := a.state.Load()
 	f, keep := reported(audit.EvaluateJSON(ctx, st.eng, w.resource, h.JSON, h.Namespace, h.Name, h.UID, st.depends))
-	// The informer holds the object; a report names it, with its uid.
-	f.Object.JSON = []byte(`{"metadata":{"uid":` + strconv.Quote(string(h.UID)) + `}}`)
 	if !keep {
 		if ns, ok := a.results.remove(key); ok {
 			a.flush.mark(ns)

@@ -4,8 +4,8 @@ package backgroundaudit
 // reads it, rather than the decoded map (about a fifth of the memory), cut
 // as strip says, and without resourceVersion, which a CREATE never carries
 // and which is all a controller's no-op update changes: equal JSON, nothing
-// a policy reads has changed. Name, namespace, uid and labels stay
-// readable, for the store's keys and the namespaceSelectors.
+// a policy reads has changed. Name, namespace and uid stay readable, for
+// the store's keys, and a Namespace's labels, for the namespaceSelectors.
 
 import (
 	"bytes"
@@ -21,7 +21,8 @@ import (
 // held is an object as an audited informer keeps it.
 type held struct {
 	metav1.TypeMeta
-	// ObjectMeta holds only name, namespace, uid, resourceVersion and labels.
+	// ObjectMeta holds only name, namespace, uid, resourceVersion and, for
+	// Namespaces, labels.
 	metav1.ObjectMeta
 	// JSON is the object, apiVersion and kind set, cut, without resourceVersion.
 	JSON []byte
@@ -36,6 +37,11 @@ func (h *held) DeepCopyObject() runtime.Object {
 
 // hold is the audited informers' transform for r's objects.
 func (s strip) hold(r audit.Resource) func(any) (any, error) {
+	// One copy of these for all r's objects.
+	typeMeta := metav1.TypeMeta{APIVersion: r.GVR.GroupVersion().String(), Kind: r.Kind}
+	// Namespaces' labels are read by namespaceSelectors; other objects'
+	// labels only in their JSON, by the engine.
+	labels := r.GVR == namespacesResource.GVR
 	return func(obj any) (any, error) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
@@ -49,11 +55,15 @@ func (s strip) hold(r audit.Resource) func(any) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("background audit: %s %s/%s: %w", r.Kind, u.GetNamespace(), u.GetName(), err)
 		}
-		return &held{
-			TypeMeta:   metav1.TypeMeta{APIVersion: u.GetAPIVersion(), Kind: u.GetKind()},
-			ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(), ResourceVersion: rv, Labels: u.GetLabels()},
+		h := &held{
+			TypeMeta:   typeMeta,
+			ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(), ResourceVersion: rv},
 			JSON:       js,
-		}, nil
+		}
+		if labels {
+			h.Labels = u.GetLabels()
+		}
+		return h, nil
 	}
 }
 

@@ -18,27 +18,35 @@ type entry struct {
 	finding   offline.Finding
 }
 
+// stored is an entry as the results hold it (compact.go).
+type stored struct {
+	namespace string
+	uid       types.UID
+	compact   compact
+}
+
 // results holds the latest finding of every audited object, by key
 // (resource and namespace/name), and which keys each namespace holds. It
 // tells whether a new finding changes a namespace's report.
 type results struct {
 	mu          sync.Mutex
-	byKey       map[string]entry
+	byKey       map[string]stored
 	byNamespace map[string]map[string]struct{}
 }
 
 func newResults() *results {
-	return &results{byKey: map[string]entry{}, byNamespace: map[string]map[string]struct{}{}}
+	return &results{byKey: map[string]stored{}, byNamespace: map[string]map[string]struct{}{}}
 }
 
 // set keeps e for key; it returns whether the namespace's report changes.
 func (r *results) set(key string, e entry) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if old, ok := r.byKey[key]; ok && old.uid == e.uid && sameFinding(old.finding, e.finding) {
+	c := compactOf(e.finding)
+	if old, ok := r.byKey[key]; ok && old.uid == e.uid && old.namespace == e.namespace && old.compact.same(c) {
 		return false
 	}
-	r.byKey[key] = e
+	r.byKey[key] = stored{namespace: e.namespace, uid: e.uid, compact: c}
 	keys := r.byNamespace[e.namespace]
 	if keys == nil {
 		keys = map[string]struct{}{}
@@ -78,7 +86,8 @@ func (r *results) findings(namespace string) []offline.Finding {
 	sort.Strings(keys)
 	out := make([]offline.Finding, len(keys))
 	for i, k := range keys {
-		out[i] = r.byKey[k].finding
+		e := r.byKey[k]
+		out[i] = e.compact.finding(e.namespace, e.uid)
 	}
 	return out
 }
@@ -100,7 +109,7 @@ func (r *results) exemptedBy(exceptions map[string]bool) []string {
 	defer r.mu.Unlock()
 	var out []string
 	for k, e := range r.byKey {
-		if slices.ContainsFunc(e.finding.Results, func(res engine.Result) bool { return exceptions[res.Exception] }) {
+		if slices.ContainsFunc(e.compact.results, func(res compactResult) bool { return exceptions[res.exception.Value()] }) {
 			out = append(out, k)
 		}
 	}
@@ -120,17 +129,9 @@ func (r *results) counts() map[engine.Outcome]int {
 	defer r.mu.Unlock()
 	out := map[engine.Outcome]int{}
 	for _, e := range r.byKey {
-		for _, res := range e.finding.Results {
-			out[res.Outcome]++
+		for _, res := range e.compact.results {
+			out[res.outcome.Value()]++
 		}
 	}
 	return out
-}
-
-func sameFinding(a, b offline.Finding) bool {
-	if (a.Err == nil) != (b.Err == nil) || (a.Err != nil && a.Err.Error() != b.Err.Error()) {
-		return false
-	}
-	x, y := a.Object, b.Object
-	return x.GVK == y.GVK && x.Namespace == y.Namespace && x.Name == y.Name && slices.Equal(a.Results, b.Results)
 }

@@ -77,11 +77,12 @@ func TestStrip(t *testing.T) {
 					t.Fatal(err)
 				}
 				h := obj.(*held)
+				// A Pod's labels are read in its JSON alone; a Namespace's are held (TestHeldNamespaceLabels).
 				u := &unstructured.Unstructured{}
 				if err := u.UnmarshalJSON(h.JSON); err != nil {
 					t.Fatal(err)
 				}
-				if h.UID != "u-1" || h.Name != "web" || h.Namespace != "team-a" || h.ResourceVersion != "7" || h.Labels["app"] != "web" || u.GetResourceVersion() != "" {
+				if h.UID != "u-1" || h.Name != "web" || h.Namespace != "team-a" || h.ResourceVersion != "7" || h.Labels != nil || u.GetResourceVersion() != "" || u.GetLabels()["app"] != "web" {
 					t.Errorf("held %+v", h.ObjectMeta)
 				}
 				return check(audit.EvaluateJSON(context.Background(), eng, podResource, h.JSON, h.Namespace, h.Name, h.UID, audit.Dependences(set))), u
@@ -159,4 +160,20 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// TestHeldNamespaceLabels: a Namespace's labels are held beside its JSON,
+// for the namespaceSelectors; the kind and apiVersion are those of the
+// resource watched.
+func TestHeldNamespaceLabels(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": "team-a", "uid": "u-9", "resourceVersion": "3", "labels": map[string]any{"team": "a"}}}}
+	obj, err := strip{}.hold(namespacesResource)(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := obj.(*held)
+	if h.Labels["team"] != "a" || h.Name != "team-a" || h.APIVersion != "v1" || h.Kind != "Namespace" {
+		t.Errorf("held %+v %+v", h.TypeMeta, h.ObjectMeta)
+	}
 }

@@ -46,6 +46,7 @@ func newServeCommand() *cobra.Command {
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight reviews may take to finish on shutdown, after the drain delay")
 	f.DurationVar(&cfg.DrainDelay, "shutdown-drain-delay", 5*time.Second, "on SIGTERM, how long to go on serving with /readyz failing and connections closed after each answer, before the listener closes")
 	f.StringVar(&cfg.MetricsListen, "metrics-listen", ":9090", "address of the plain-HTTP Prometheus /metrics listener; empty: none")
+	f.BoolVar(&cfg.Profiling, "profiling", false, "also serve Go's profiles (heap, CPU, goroutines) under /debug/pprof/ on the --metrics-listen address")
 	f.StringVar(&cfg.ClientCAFile, "client-ca-file", "", "PEM CAs; when set, review paths answer only clients (the apiserver) with a certificate they signed")
 	f.BoolVar(&cfg.HTTP2, "http2", false, "offer HTTP/2 on the webhook listener (off: HTTP/2 Rapid Reset attacks, CVE-2023-44487)")
 	f.DurationVar(&cfg.PolicyReloadInterval, "config-reload-interval", 5*time.Second, "how often --config is checked for changes; a changed, valid set is swapped in without a restart")

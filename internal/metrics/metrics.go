@@ -136,15 +136,24 @@ func (m *Metrics) Leading(yes bool) {
 	}
 }
 
-// Serve serves /metrics on addr over plain HTTP until ctx ends.
-func (m *Metrics) Serve(ctx context.Context, addr string, log *slog.Logger) error {
+// Handler answers GET /metrics, and with profiling Go's profiles under
+// /debug/pprof/ (profiling.go).
+func (m *Metrics) Handler(profiling bool) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
+	if profiling {
+		serveProfiles(mux)
+	}
+	return mux
+}
+
+// Serve serves Handler(profiling) on addr over plain HTTP until ctx ends.
+func (m *Metrics) Serve(ctx context.Context, addr string, profiling bool, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: m.Handler(profiling), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -71,6 +71,8 @@ type Config struct {
 	DrainDelay, ShutdownTimeout time.Duration
 	// MetricsListen is the plain-HTTP /metrics address; empty: none.
 	MetricsListen string
+	// Profiling serves Go's profiles under /debug/pprof/ on MetricsListen.
+	Profiling bool
 	// Logger gets every log line; nil: slog.Default().
 	Logger *slog.Logger
 

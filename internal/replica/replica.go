@@ -164,7 +164,7 @@ func (r *replica) start(ctx, serving context.Context) (*server.Server, error) {
 	r.watchPolicies(serving, srv, engOpts, ext)
 	r.startLeading(ctx, cl)
 	if r.cfg.MetricsListen != "" {
-		r.group.Go(func() error { return r.met.Serve(serving, r.cfg.MetricsListen, r.log) })
+		r.group.Go(func() error { return r.met.Serve(serving, r.cfg.MetricsListen, r.cfg.Profiling, r.log) })
 	}
 	return srv, nil
 }

@@ -34,7 +34,9 @@ var reportsResource = schema.GroupVersionResource{Group: "openreports.io", Versi
 
 // TestAuditScale: TOLLGATE_AUDIT_SCALE objects; TOLLGATE_BIN a tollgate
 // binary to measure (default: built from this tree);
-// TOLLGATE_LEADER_GOMEMLIMIT the leader's GOMEMLIMIT.
+// TOLLGATE_LEADER_GOMEMLIMIT the leader's GOMEMLIMIT;
+// TOLLGATE_AUDIT_SCALE_PROFILE a file for the leader's heap profile after
+// its first complete reports (go tool pprof -sample_index=inuse_space).
 func TestAuditScale(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("TOLLGATE_AUDIT_SCALE"))
 	if n <= 0 {
@@ -119,6 +121,9 @@ func TestAuditScale(t *testing.T) {
 	cpu := cpuSeconds(t, apiserver.PID()) - cpuBefore
 	rss, hwm := memory(t, leader.cmd.Process.Pid)
 	heap := leader.metric(t, "go_memstats_heap_inuse_bytes")
+	if file := os.Getenv("TOLLGATE_AUDIT_SCALE_PROFILE"); file != "" {
+		leader.heapProfile(t, file)
+	}
 	dyn := dynamic.NewForConfigOrDie(cp.Config)
 	objects, results, reports, largest := readReports(t, ctx, dyn)
 	if objects != created {
@@ -177,9 +182,13 @@ func startLeader(t *testing.T, bin, kubeconfig, config, work string) *leader {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.cmd = exec.Command(bin, "serve", "--kubeconfig", kubeconfig, "--namespace", "tollgate-system", "--config", config,
+	args := []string{"serve", "--kubeconfig", kubeconfig, "--namespace", "tollgate-system", "--config", config,
 		"--register=false", "--cert-source", "self",
-		"--listen", fmt.Sprintf("127.0.0.1:%d", port), "--metrics-listen", fmt.Sprintf("127.0.0.1:%d", mport))
+		"--listen", fmt.Sprintf("127.0.0.1:%d", port), "--metrics-listen", fmt.Sprintf("127.0.0.1:%d", mport)}
+	if os.Getenv("TOLLGATE_AUDIT_SCALE_PROFILE") != "" {
+		args = append(args, "--profiling")
+	}
+	l.cmd = exec.Command(bin, args...)
 	// TOLLGATE_LEADER_GOMEMLIMIT is the leader's GOMEMLIMIT alone, as the
 	// deploy sets it from limits.memory (not the apiserver's or etcd's).
 	l.cmd.Env = framework.ProcessEnv("POD_NAME=scale-leader", "GOMEMLIMIT="+os.Getenv("TOLLGATE_LEADER_GOMEMLIMIT"))
@@ -198,6 +207,24 @@ func startLeader(t *testing.T, bin, kubeconfig, config, work string) *leader {
 		}
 	})
 	return l
+}
+
+// heapProfile saves the leader's heap profile (--profiling), taken after
+// a garbage collection, to file.
+func (l *leader) heapProfile(t *testing.T, file string) {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap?gc=1", l.metrics))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("heap profile: %d %v", resp.StatusCode, err)
+	}
+	if err := os.WriteFile(file, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("RESULT heap profile in %s", file)
 }
 
 // evaluated is when, after the leader started, its log first said every

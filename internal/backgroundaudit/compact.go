@@ -1,0 +1,93 @@
+package backgroundaudit
+
+// What the results hold of each object's finding: only what a report
+// reads (the object's kind, name and uid, its results, an error), and the
+// strings results repeat across objects (policy names, static messages,
+// bindings, origins, kinds) as handles of one shared copy (package
+// unique), rather than the finding the engine returns (its warnings, the
+// defaulted object, every result's strings of its own). The results hold
+// one per audited object, for as long as it is stored; a namespace's
+// findings are built again only to write its reports.
+
+import (
+	"strconv"
+	"unique"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/manifest"
+	"github.com/tollgate-dev/tollgate/internal/offline"
+)
+
+// compact is a finding as the results hold it.
+type compact struct {
+	gvk     unique.Handle[schema.GroupVersionKind]
+	name    string
+	results []compactResult // exactly as long as it needs to be
+	err     error
+}
+
+// compactResult is an engine.Result, its strings shared.
+type compactResult struct {
+	policy, message, exception, binding, origin unique.Handle[string]
+	outcome                                     unique.Handle[engine.Outcome]
+	notApplicable                               bool
+}
+
+// compactOf is what the results hold of f.
+func compactOf(f offline.Finding) compact {
+	k := compact{gvk: unique.Make(f.Object.GVK), name: f.Object.Name, err: f.Err}
+	if len(f.Results) > 0 {
+		k.results = make([]compactResult, len(f.Results))
+	}
+	for i, r := range f.Results {
+		k.results[i] = compactResult{
+			policy: unique.Make(r.Policy), message: unique.Make(r.Message), exception: unique.Make(r.Exception),
+			binding: unique.Make(r.Binding), origin: unique.Make(r.Origin),
+			outcome: unique.Make(r.Outcome), notApplicable: r.NotApplicable,
+		}
+	}
+	return k
+}
+
+// finding is the finding k was made from, as a report reads it: of the
+// object's JSON, only its uid.
+func (k compact) finding(namespace string, uid types.UID) offline.Finding {
+	f := offline.Finding{
+		Object: &manifest.Object{GVK: k.gvk.Value(), Namespace: namespace, Name: k.name,
+			JSON: []byte(`{"metadata":{"uid":` + strconv.Quote(string(uid)) + `}}`)},
+		Err:     k.err,
+		Allowed: true,
+	}
+	for _, r := range k.results {
+		res := r.result()
+		if res.Outcome == engine.Fail {
+			f.Allowed = false
+		}
+		f.Results = append(f.Results, res)
+	}
+	return f
+}
+
+func (r compactResult) result() engine.Result {
+	return engine.Result{Policy: r.policy.Value(), Outcome: r.outcome.Value(), Message: r.message.Value(),
+		Exception: r.exception.Value(), NotApplicable: r.notApplicable, Binding: r.binding.Value(), Origin: r.origin.Value()}
+}
+
+// same tells whether two compact findings would give the same report.
+func (k compact) same(o compact) bool {
+	if (k.err == nil) != (o.err == nil) || (k.err != nil && k.err.Error() != o.err.Error()) {
+		return false
+	}
+	if k.gvk != o.gvk || k.name != o.name || len(k.results) != len(o.results) {
+		return false
+	}
+	for i := range k.results {
+		if k.results[i] != o.results[i] {
+			return false
+		}
+	}
+	return true
+}
