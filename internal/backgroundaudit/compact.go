@@ -2,10 +2,10 @@ package backgroundaudit
 
 // What the results hold of each object's finding: only what a report
 // reads (the object's kind, name and uid, its results, an error), and the
-// strings results repeat across objects (policy names, static messages,
-// bindings, origins, kinds) as handles of one shared copy (package
-// unique), rather than the finding the engine returns (its warnings, the
-// defaulted object, every result's strings of its own). The results hold
+// results and kinds repeated across objects (a policy's pass, its fail
+// with a static message) as handles of one shared copy (package unique),
+// rather than the finding the engine returns (its warnings, the defaulted
+// object, every result of its own). The results hold
 // one per audited object, for as long as it is stored; a namespace's
 // findings are built again only to write its reports.
 
@@ -23,31 +23,23 @@ import (
 
 // compact is a finding as the results hold it.
 type compact struct {
-	gvk     unique.Handle[schema.GroupVersionKind]
-	name    string
-	results []compactResult // exactly as long as it needs to be
+	gvk  unique.Handle[schema.GroupVersionKind]
+	name string
+	// results: each one shared by every object with the same result (a
+	// policy's pass, or its fail with a static message), exactly as long
+	// as it needs to be.
+	results []unique.Handle[engine.Result]
 	err     error
-}
-
-// compactResult is an engine.Result, its strings shared.
-type compactResult struct {
-	policy, message, exception, binding, origin unique.Handle[string]
-	outcome                                     unique.Handle[engine.Outcome]
-	notApplicable                               bool
 }
 
 // compactOf is what the results hold of f.
 func compactOf(f offline.Finding) compact {
 	k := compact{gvk: unique.Make(f.Object.GVK), name: f.Object.Name, err: f.Err}
 	if len(f.Results) > 0 {
-		k.results = make([]compactResult, len(f.Results))
+		k.results = make([]unique.Handle[engine.Result], len(f.Results))
 	}
 	for i, r := range f.Results {
-		k.results[i] = compactResult{
-			policy: unique.Make(r.Policy), message: unique.Make(r.Message), exception: unique.Make(r.Exception),
-			binding: unique.Make(r.Binding), origin: unique.Make(r.Origin),
-			outcome: unique.Make(r.Outcome), notApplicable: r.NotApplicable,
-		}
+		k.results[i] = unique.Make(r)
 	}
 	return k
 }
@@ -62,18 +54,13 @@ func (k compact) finding(namespace string, uid types.UID) offline.Finding {
 		Allowed: true,
 	}
 	for _, r := range k.results {
-		res := r.result()
+		res := r.Value()
 		if res.Outcome == engine.Fail {
 			f.Allowed = false
 		}
 		f.Results = append(f.Results, res)
 	}
 	return f
-}
-
-func (r compactResult) result() engine.Result {
-	return engine.Result{Policy: r.policy.Value(), Outcome: r.outcome.Value(), Message: r.message.Value(),
-		Exception: r.exception.Value(), NotApplicable: r.notApplicable, Binding: r.binding.Value(), Origin: r.origin.Value()}
 }
 
 // same tells whether two compact findings would give the same report.

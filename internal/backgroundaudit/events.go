@@ -50,14 +50,14 @@ func (a *auditor) event(w *watched, obj any, old *held) {
 		return
 	}
 	cur, ok := obj.(*held)
-	if !ok || old == nil || maps.Equal(old.GetLabels(), cur.GetLabels()) {
+	if !ok || old == nil || maps.Equal(old.Labels, cur.Labels) {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, x := range a.watching {
 		if x.audited.Load() && x.resource.Namespaced {
-			for _, k := range x.keysIn(cur.GetName()) {
+			for _, k := range x.keysIn(cur.Name) {
 				a.objects.Add(k)
 			}
 		}

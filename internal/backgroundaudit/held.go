@@ -10,28 +10,39 @@ package backgroundaudit
 import (
 	"bytes"
 	"fmt"
+	"maps"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tollgate-dev/tollgate/internal/audit"
 )
 
 // held is an object as an audited informer keeps it.
 type held struct {
-	metav1.TypeMeta
-	// ObjectMeta holds only name, namespace, uid, resourceVersion and, for
-	// Namespaces, labels.
-	metav1.ObjectMeta
+	metav1.TypeMeta // shared by every object of the resource
+	Name, Namespace string
+	UID             types.UID
+	ResourceVersion string
+	// Labels are a Namespace's, nil for other objects.
+	Labels map[string]string
 	// JSON is the object, apiVersion and kind set, cut, without resourceVersion.
 	JSON []byte
 }
 
-// DeepCopyObject copies the metadata; JSON is never written to.
+// GetObjectMeta is the metadata the informer's keys and indexes read
+// (meta.Accessor), made when asked: a whole ObjectMeta held with each
+// object would be a tenth of the leader's heap.
+func (h *held) GetObjectMeta() metav1.Object {
+	return &metav1.ObjectMeta{Name: h.Name, Namespace: h.Namespace, UID: h.UID, ResourceVersion: h.ResourceVersion, Labels: h.Labels}
+}
+
+// DeepCopyObject copies the labels; JSON is never written to.
 func (h *held) DeepCopyObject() runtime.Object {
 	c := *h
-	h.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
+	c.Labels = maps.Clone(h.Labels)
 	return &c
 }
 
@@ -55,11 +66,12 @@ func (s strip) hold(r audit.Resource) func(any) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("background audit: %s %s/%s: %w", r.Kind, u.GetNamespace(), u.GetName(), err)
 		}
-		h := &held{
-			TypeMeta:   typeMeta,
-			ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(), ResourceVersion: rv},
-			JSON:       js,
-		}
+		// The encoder's buffer grew by doubling, up to twice the JSON's
+		// length, and is held for as long as the object is: the JSON in
+		// such buffers was 29% of the leader's live heap at 20,000
+		// objects (TestAuditScale's heap profile).
+		js = bytes.Clone(js)
+		h := &held{TypeMeta: typeMeta, Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(), ResourceVersion: rv, JSON: js}
 		if labels {
 			h.Labels = u.GetLabels()
 		}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"unique"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -109,7 +110,7 @@ func (r *results) exemptedBy(exceptions map[string]bool) []string {
 	defer r.mu.Unlock()
 	var out []string
 	for k, e := range r.byKey {
-		if slices.ContainsFunc(e.compact.results, func(res compactResult) bool { return exceptions[res.exception.Value()] }) {
+		if slices.ContainsFunc(e.compact.results, func(res unique.Handle[engine.Result]) bool { return exceptions[res.Value().Exception] }) {
 			out = append(out, k)
 		}
 	}
@@ -130,7 +131,7 @@ func (r *results) counts() map[engine.Outcome]int {
 	out := map[engine.Outcome]int{}
 	for _, e := range r.byKey {
 		for _, res := range e.compact.results {
-			out[res.outcome.Value()]++
+			out[res.Value().Outcome]++
 		}
 	}
 	return out

@@ -83,7 +83,7 @@ func TestStrip(t *testing.T) {
 					t.Fatal(err)
 				}
 				if h.UID != "u-1" || h.Name != "web" || h.Namespace != "team-a" || h.ResourceVersion != "7" || h.Labels != nil || u.GetResourceVersion() != "" || u.GetLabels()["app"] != "web" {
-					t.Errorf("held %+v", h.ObjectMeta)
+					t.Errorf("held %+v", h)
 				}
 				return check(audit.EvaluateJSON(context.Background(), eng, podResource, h.JSON, h.Namespace, h.Name, h.UID, audit.Dependences(set))), u
 			}
@@ -174,6 +174,6 @@ func TestHeldNamespaceLabels(t *testing.T) {
 	}
 	h := obj.(*held)
 	if h.Labels["team"] != "a" || h.Name != "team-a" || h.APIVersion != "v1" || h.Kind != "Namespace" {
-		t.Errorf("held %+v %+v", h.TypeMeta, h.ObjectMeta)
+		t.Errorf("held %+v", h)
 	}
 }

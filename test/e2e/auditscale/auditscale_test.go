@@ -148,6 +148,9 @@ func TestAuditScale(t *testing.T) {
 		return resultOf(t, ctx, dyn, cm.Namespace, string(cm.UID), "cm-owner") == "pass"
 	})
 
+	rssEnd, _ := memory(t, leader.cmd.Process.Pid)
+	heapEnd := leader.metric(t, "go_memstats_heap_inuse_bytes")
+
 	t.Logf("RESULT objects=%d namespaces=%d policies=20 binary=%s leader GOMEMLIMIT=%q", created, spaces, bin, os.Getenv("TOLLGATE_LEADER_GOMEMLIMIT"))
 	t.Logf("RESULT every object evaluated %s after the leader started (its evaluation took %s); first complete reports %s after start",
 		evaluated.Round(100*time.Millisecond), took, reported.Round(100*time.Millisecond))
@@ -155,6 +158,7 @@ func TestAuditScale(t *testing.T) {
 	t.Logf("RESULT %d report writes in the first pass (%.1f/s), %d reports, %d results, largest report %d KiB; apiserver CPU %.1f s from the leader's start to its first complete reports",
 		writes, float64(writes)/reported.Seconds(), reports, results, largest>>10, cpu)
 	t.Logf("RESULT %d report writes in 20 s with nothing changing; one ConfigMap's change in its report after %s", idle, latency.Round(10*time.Millisecond))
+	t.Logf("RESULT leader RSS %d MiB, Go heap in use %d MiB at the end (20 s idle, then one change)", rssEnd>>20, int64(heapEnd)>>20)
 	if idle != 0 {
 		t.Errorf("%d report writes while nothing changed", idle)
 	}
