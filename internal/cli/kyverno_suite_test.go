@@ -77,7 +77,7 @@ func TestTestKyvernoSuites(t *testing.T) {
 		"ok   " + suite("pod-security-vpol/restricted/require-run-as-nonroot") + ": require-run-as-nonroot Deployment default/gooddeployment01: pass\n",
 		"ok   " + suite("best-practices-vpol/disallow-default-namespace") + ": disallow-default-namespace Pod default/badpod01: fail\n",
 		"ok   " + suite("other-vpol/limit-hostpath-vols") + ": limit-hostpath-vols Pod default/bad-pods-all (UPDATE): fail\n",
-		"ok   " + filepath.Join(dir, "test/cli/test-validating-policy/exceptions-check-deployment-labels/kyverno-test.yaml") + ": check-deployment-labels Deployment default/skipped-deployment: skip\n",
+		"ok   " + filepath.Join(dir, "test/cli/test-validating-policy/exceptions-check-deployment-labels/kyverno-test.yaml") + ": check-deployment-labels Deployment test-ns/skipped-deployment: skip\n",
 		"ok   " + filepath.Join(dir, "tollgate-test.yaml") + ": limit-hostpath-vols bad-pods-all: warn\n",
 		"\n5 suites, ",
 		" checks, 0 failed\n",
@@ -100,7 +100,7 @@ func TestTestKyvernoDisagreements(t *testing.T) {
 	}
 	for _, want := range []string{
 		": pdb-maxunavailable PodDisruptionBudget kube-system/bad-pdb-zero: skip\n" +
-			"     want fail, got skip (the policy does not apply to this resource: tollgate never validates in namespace kube-system)\n",
+			"     want fail, got skip (the policy does not apply to this resource: namespace kube-system is exempt)\n",
 		"\n1 suites, ",
 		" checks, 4 failed\n",
 	} {

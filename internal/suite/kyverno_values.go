@@ -34,10 +34,10 @@ type kyvernoValues struct {
 	} `json:"namespaceSelector"`
 	// Namespaces are Namespace objects; their labels are what tollgate reads.
 	Namespaces []struct {
-		Metadata struct {
-			Name   string            `json:"name"`
-			Labels map[string]string `json:"labels"`
-		} `json:"metadata"`
+		metav1.TypeMeta `json:",inline"`
+		Metadata        metav1.ObjectMeta `json:"metadata"`
+		Spec            any               `json:"spec"`
+		Status          any               `json:"status"`
 	} `json:"namespaces"`
 	Subresources any `json:"subresources"`
 }
@@ -55,9 +55,8 @@ func readKyvernoValues(file string) (*kyvernoValues, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	// Namespace objects carry fields tollgate does not read (spec,
-	// status, apiVersion, kind, which Kyverno's suites write "namespace"):
-	// only the top level is strict.
+	// Kyverno reads a Values file leniently; tollgate refuses an unknown
+	// field at the top, where a misspelt one would be lost.
 	var v kyvernoValues
 	if err := yaml.Unmarshal(js, &v); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
