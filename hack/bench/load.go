@@ -32,14 +32,23 @@ func attacker(roots *x509.CertPool, workers uint64) *vegeta.Attacker {
 
 // measure attacks url with the body, at rate (0: as fast as the workers go).
 func measure(roots *x509.CertPool, url string, data []byte, rate int, workers uint64, d time.Duration) result {
-	target := vegeta.Target{Method: http.MethodPost, URL: url, Body: data, Header: http.Header{"Content-Type": []string{"application/json"}}}
+	return measureAll(roots, []string{url}, data, rate, workers, d)
+}
+
+// measureAll attacks the urls in turn with the body; rate and the results
+// count requests, whichever url they went to.
+func measureAll(roots *x509.CertPool, urls []string, data []byte, rate int, workers uint64, d time.Duration) result {
+	var targets []vegeta.Target
+	for _, url := range urls {
+		targets = append(targets, vegeta.Target{Method: http.MethodPost, URL: url, Body: data, Header: http.Header{"Content-Type": []string{"application/json"}}})
+	}
 	a := attacker(roots, workers)
 	var pacer vegeta.Pacer = vegeta.ConstantPacer{Freq: rate, Per: time.Second}
 	if rate == 0 {
 		pacer = vegeta.ConstantPacer{} // zero: no pacing, workers run flat out
 	}
 	var m vegeta.Metrics
-	for res := range a.Attack(vegeta.NewStaticTargeter(target), pacer, d, "bench") {
+	for res := range a.Attack(vegeta.NewStaticTargeter(targets...), pacer, d, "bench") {
 		m.Add(res)
 	}
 	m.Close()

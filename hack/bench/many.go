@@ -3,15 +3,23 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"path/filepath"
 
 	"github.com/tollgate-dev/tollgate/internal/benchpolicies"
 	"github.com/tollgate-dev/tollgate/internal/certs"
+	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
-// addMany adds the contenders of many policies on one path: the 20-policy
-// group and the library's Pod group (the Pod Security restricted set and
-// the rest of the library).
-func addMany(root string, src *certs.FileSource, add func(name string, h http.Handler, path string) error) error {
+// adder adds a contender serving h on path, and on more paths when an
+// object takes several reviews.
+type adder func(name string, h http.Handler, path string, more ...string) error
+
+// addMany adds the contenders of many policies: the 20-policy group, the
+// library's Pod group (the Pod Security restricted set and the rest of
+// the library), and the Pod Security restricted profile twice: tollgate's
+// own set (one webhook) and Kyverno's published ValidatingPolicies of it
+// (pod-security-vpol, one webhook each: every Pod is sent to all of them).
+func addMany(root string, src *certs.FileSource, add adder) error {
 	twenty, err := benchpolicies.Twenty(root)
 	if err != nil {
 		return err
@@ -31,5 +39,34 @@ func addMany(root string, src *certs.FileSource, add func(name string, h http.Ha
 	if err != nil {
 		return err
 	}
-	return add(fmt.Sprintf("tollgate validate (restricted + library, %d policies)", len(library.Groups[0].Policies)), tgLib, library.Groups[0].Path())
+	if err := add(fmt.Sprintf("tollgate validate (restricted + library, %d policies)", len(library.Groups[0].Policies)), tgLib, library.Groups[0].Path()); err != nil {
+		return err
+	}
+	restricted, err := policy.LoadPath(filepath.Join(root, "policies", "sets", "pod-security-restricted.yaml"))
+	if err != nil {
+		return err
+	}
+	if len(restricted.Groups) != 1 {
+		return fmt.Errorf("the restricted set is %d groups, want 1", len(restricted.Groups))
+	}
+	tgRestricted, err := tollgate(restricted, src)
+	if err != nil {
+		return err
+	}
+	if err := add(fmt.Sprintf("tollgate validate (Pod Security restricted set, %d policies, 1 webhook)", len(restricted.Groups[0].Policies)), tgRestricted, restricted.Groups[0].Path()); err != nil {
+		return err
+	}
+	kyverno, err := benchpolicies.KyvernoPodSecurity(root)
+	if err != nil {
+		return err
+	}
+	tgKyverno, err := tollgate(kyverno, src)
+	if err != nil {
+		return err
+	}
+	var paths []string
+	for _, g := range kyverno.Groups {
+		paths = append(paths, g.Path())
+	}
+	return add(fmt.Sprintf("tollgate, Kyverno's pod-security-vpol (%d ValidatingPolicies, %d webhooks; objects/s)", len(kyverno.Groups), len(paths)), tgKyverno, paths[0], paths[1:]...)
 }

@@ -63,6 +63,11 @@ type Suite struct {
 	Results   []Expected `json:"results"`
 
 	file string
+	// uid is request.userInfo.uid (Kyverno's userinfo files give one).
+	uid string
+	// kyverno is set for a Kyverno suite (KyvernoFileName): its
+	// expectations, read as Kyverno reads them.
+	kyverno *kyvernoSuite
 	// notes are the kinds Run guessed (manifest.Kinds.Notes) and the
 	// resources given more than once.
 	notes []string
@@ -92,25 +97,27 @@ type Check struct {
 	Problem                 string // empty when the check passed
 }
 
-// Find returns the suite files under dir.
+// Find returns the suite files under dir: tollgate's, and Kyverno's
+// (KyvernoFileName).
 func Find(dir string) ([]string, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() && (d.Name() == FileName || strings.HasSuffix(d.Name(), "."+FileName)) {
+		if !d.IsDir() && (d.Name() == FileName || strings.HasSuffix(d.Name(), "."+FileName) || d.Name() == KyvernoFileName) {
 			files = append(files, p)
 		}
 		return nil
 	})
 	if err == nil && len(files) == 0 {
-		err = fmt.Errorf("no %s or *.%s files under %s", FileName, FileName, dir)
+		err = fmt.Errorf("no %s, *.%s or %s files under %s", FileName, FileName, KyvernoFileName, dir)
 	}
 	return files, err
 }
 
-// Load reads one suite file strictly.
+// Load reads one suite file strictly: tollgate's, or Kyverno's
+// (apiVersion cli.kyverno.io/v1alpha1).
 func Load(file string) (*Suite, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -119,6 +126,16 @@ func Load(file string) (*Suite, error) {
 	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+	}
+	if err := json.Unmarshal(js, &head); err == nil && head.APIVersion == kyvernoAPIVersion {
+		s, err := loadKyverno(file, js)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		return s, nil
 	}
 	var s Suite
 	strict, err := sigsjson.UnmarshalStrict(js, &s, sigsjson.DisallowUnknownFields)
@@ -177,8 +194,13 @@ func (s *Suite) Run(ctx context.Context) ([]Check, error) {
 		l, ok := s.Namespaces[ns]
 		return policy.NamespaceOf(ns, l), ok
 	}, External: ext, NoCELFastPath: s.NoCELFastPath})
-	findings := offline.Run(ctx, eng, objs, offline.Options{Operation: operation(s.Operation),
-		User: admission.UserInfo{Username: s.User, Groups: s.Groups}, Kinds: kinds})
+	user := admission.UserInfo{Username: s.User, UID: s.uid, Groups: s.Groups}
+	if s.kyverno != nil {
+		checks := s.kyverno.checks(ctx, s.file, set, eng, objs, offline.Options{User: user, Kinds: kinds})
+		s.notes = append(kinds.Notes(), offline.Duplicates(objs, kinds, "default")...)
+		return checks, nil
+	}
+	findings := offline.Run(ctx, eng, objs, offline.Options{Operation: operation(s.Operation), User: user, Kinds: kinds})
 	byResource := map[string][]*offline.Finding{}
 	for i := range findings {
 		f := &findings[i]
@@ -213,6 +235,13 @@ func (s *Suite) loadPolicies() (*policy.Set, error) {
 		}
 		all = append(all, set.Policies...)
 		exceptions = append(exceptions, set.Exceptions...)
+	}
+	if s.kyverno != nil {
+		exs, err := s.kyverno.loadExceptions(s.rel)
+		if err != nil {
+			return nil, err
+		}
+		exceptions = append(exceptions, exs...)
 	}
 	if err := exception.Unique(exceptions); err != nil {
 		return nil, err
