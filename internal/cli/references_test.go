@@ -31,7 +31,7 @@ func TestReferences(t *testing.T) {
 		{"review with --references", []string{"review", "-c", lib, "-f", review, "--references", data + "copy.yaml"}, 1,
 			[]string{"already claimed by ingress edge/storefront-copy"}},
 		{"review with --references of its own stored copy", []string{"review", "-c", lib, "-f", review, "--references", data + "shop.yaml"}, 0,
-			[]string{`"allowed": true`}},
+			[]string{`"allowed":true`}},
 		{"an index not declared: a load error naming it", []string{"check", "-c", data + "undeclared-index.yaml", "-f", data + "shop.yaml"}, 2,
 			[]string{`references.ingresses has no index "hosts" (declared: [host])`}},
 		{"a reference not declared: a load error naming it", []string{"check", "-c", data + "undeclared-reference.yaml", "-f", data + "shop.yaml"}, 2,

@@ -35,7 +35,7 @@ func referenceStore(set *policy.Set, candidates []*unstructured.Unstructured, gi
 	st := set.NewReferenceStore()
 	for _, u := range candidates {
 		if u.GetNamespace() == "" {
-			if m, err := kinds.Resource(u.GroupVersionKind(), false); err == nil && m.Namespaced {
+			if m, ok := kinds.Lookup(u.GroupVersionKind()); ok && m.Namespaced {
 				u = u.DeepCopy()
 				u.SetNamespace(defaultNS)
 			}

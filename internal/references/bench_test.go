@@ -42,8 +42,8 @@ func ingressReview(b *testing.B, host string) *admission.Request {
 	obj["spec"].(map[string]any)["rules"].([]any)[0].(map[string]any)["host"] = host
 	js, err := json.Marshal(map[string]any{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": map[string]any{
 		"uid": "b1", "kind": map[string]any{"group": "networking.k8s.io", "version": "v1", "kind": "Ingress"},
-		"resource":  map[string]any{"group": "networking.k8s.io", "version": "v1", "resource": "ingresses"},
-		"name":      obj["metadata"].(map[string]any)["name"], "namespace": obj["metadata"].(map[string]any)["namespace"],
+		"resource": map[string]any{"group": "networking.k8s.io", "version": "v1", "resource": "ingresses"},
+		"name":     obj["metadata"].(map[string]any)["name"], "namespace": obj["metadata"].(map[string]any)["namespace"],
 		"operation": "CREATE", "userInfo": map[string]any{"username": "admin"}, "object": obj,
 	}})
 	if err != nil {

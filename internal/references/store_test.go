@@ -18,7 +18,7 @@ import (
 var (
 	ingressGVK = schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}
 	ingresses  = Declaration{Name: "ingresses", APIVersion: "networking.k8s.io/v1", Kind: "Ingress",
-		Indexes: []Index{{Name: "host", Key: "has(object.spec.rules) ? object.spec.rules.map(r, r.host) : null"}}}
+		Indexes: []Index{{Name: "host", Key: "has(object.spec.rules) ? object.spec.rules.map(r, r.host) : []"}}}
 	services = Declaration{Name: "services", APIVersion: "v1", Kind: "Service",
 		Indexes: []Index{{Name: "selector", Key: "object.spec.selector"}}}
 	secrets = Declaration{Name: "secrets", APIVersion: "v1", Kind: "Secret"}
@@ -74,8 +74,8 @@ func filled(t testing.TB, decls ...Declaration) (*Store, []*Compiled) {
 	return s, cs
 }
 
-func names(t *testing.T, vals []ref.Val, err error) string {
-	t.Helper()
+// names are the objects' namespace/name, comma-separated, or the error.
+func names(vals []ref.Val, err error) string {
 	if err != nil {
 		return "error: " + err.Error()
 	}
@@ -116,7 +116,7 @@ func TestByKey(t *testing.T) {
 		{"a smaller map is another key", svc, map[string]any{"app": "web"}, Self{}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := names(t, vals(s.ByKey(tc.c, tc.c.IndexNames()[0], key(t, tc.key), tc.self)))
+			got := names(s.ByKey(tc.c, tc.c.IndexNames()[0], key(t, tc.key), tc.self))
 			if got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
@@ -124,13 +124,11 @@ func TestByKey(t *testing.T) {
 	}
 }
 
-func vals(v []ref.Val, err error) ([]ref.Val, error) { return v, err }
-
 func TestUpdateAndDelete(t *testing.T) {
 	s, cs := filled(t, ingresses)
 	c := cs[0]
 	byHost := func(h string) string {
-		return names(t, vals(s.ByKey(c, "host", key(t, h), Self{})))
+		return names(s.ByKey(c, "host", key(t, h), Self{}))
 	}
 	moved := objects(t)[1].DeepCopy() // edge/copy, now for docs.example.com
 	if err := unstructured.SetNestedSlice(moved.Object, []any{map[string]any{"host": "docs.example.com"}}, "spec", "rules"); err != nil {
@@ -159,11 +157,11 @@ func TestScope(t *testing.T) {
 	labelled.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"team": "payments"}}
 	s, cs := filled(t, ingresses, inShop, labelled)
 	for i, want := range []string{"edge/copy,edge/no-rules,shop/shop", "shop/shop", "shop/shop"} {
-		if got := names(t, vals(s.All(cs[i], Self{}))); got != want {
+		if got := names(s.All(cs[i], Self{})); got != want {
 			t.Errorf("declaration %d: %q, want %q", i, got, want)
 		}
 	}
-	if got := names(t, vals(s.InNamespace(cs[0], "edge", Self{}))); got != "edge/copy,edge/no-rules" {
+	if got := names(s.InNamespace(cs[0], "edge", Self{})); got != "edge/copy,edge/no-rules" {
 		t.Errorf("in edge: %q", got)
 	}
 }
