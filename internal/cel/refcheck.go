@@ -19,6 +19,9 @@ import (
 // references.<name>, or read by a match condition (the apiserver's matcher
 // evaluates those, which binds no references).
 func checkReferences(spec Spec, path *field.Path) field.ErrorList {
+	if len(spec.References) == 0 {
+		return nil // undeclared: the compiler refuses references
+	}
 	declared := map[string]*references.Compiled{}
 	for _, c := range spec.References {
 		declared[c.Name] = c
