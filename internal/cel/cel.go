@@ -22,7 +22,7 @@ import (
 	"k8s.io/apiserver/pkg/cel/environment"
 
 	"github.com/tollgate-dev/tollgate/internal/cel/fastpath"
-	"github.com/tollgate-dev/tollgate/internal/references"
+	refs "github.com/tollgate-dev/tollgate/internal/references"
 )
 
 // Spec is the CEL part of a policy.
@@ -34,7 +34,7 @@ type Spec struct {
 	Validations []Validation
 	// References are the other objects the policy reads, declared: its
 	// expressions read them as references.<name> (refvalue.go).
-	References []*references.Compiled
+	References []*refs.Compiled
 }
 
 // NamedExpression is a match condition or a variable.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/cel/lazy"
 	"github.com/tollgate-dev/tollgate/internal/jsonscan"
-	"github.com/tollgate-dev/tollgate/internal/references"
+	refs "github.com/tollgate-dev/tollgate/internal/references"
 )
 
 // Input is one request as the CEL variables see it.
@@ -31,7 +31,7 @@ type Input struct {
 	// References is where the policies' declared references are read
 	// (references.<name>); nil for none: a lookup then fails, naming the
 	// kind, and failurePolicy decides.
-	References *references.Store
+	References *refs.Store
 	// ObjectJSON and OldObjectJSON are Object and OldObject as the review
 	// carries them (validated JSON), when it does: the evaluation of
 	// tollgate's CEL policies reads the values the expressions reach from

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/cel/environment"
 
-	"github.com/tollgate-dev/tollgate/internal/references"
+	refs "github.com/tollgate-dev/tollgate/internal/references"
 )
 
 // checkReferences refuses, at load time, a read of references the
@@ -22,7 +22,7 @@ func checkReferences(spec Spec, path *field.Path) field.ErrorList {
 	if len(spec.References) == 0 {
 		return nil // undeclared: the compiler refuses references
 	}
-	declared := map[string]*references.Compiled{}
+	declared := map[string]*refs.Compiled{}
 	for _, c := range spec.References {
 		declared[c.Name] = c
 	}
@@ -52,7 +52,7 @@ func checkReferences(spec Spec, path *field.Path) field.ErrorList {
 
 // referenceProblems are what an expression reads of references that its
 // declarations cannot answer.
-func referenceProblems(text string, declared map[string]*references.Compiled) []string {
+func referenceProblems(text string, declared map[string]*refs.Compiled) []string {
 	env, err := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Env(environment.StoredExpressions)
 	if err != nil {
 		return []string{err.Error()}
@@ -125,7 +125,7 @@ func referenceSelect(e celast.Expr) (string, bool) {
 	return "", false
 }
 
-func declaredNames(declared map[string]*references.Compiled) []string {
+func declaredNames(declared map[string]*refs.Compiled) []string {
 	out := make([]string, 0, len(declared))
 	for n := range declared {
 		out = append(out, n)

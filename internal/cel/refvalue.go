@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apiserver/pkg/cel/environment"
 
-	"github.com/tollgate-dev/tollgate/internal/references"
+	refs "github.com/tollgate-dev/tollgate/internal/references"
 )
 
 // ReferencesVarName is the variable a policy reads its declared references
@@ -34,7 +34,7 @@ var errNoReferenceSource = errors.New("tollgate has no source of referenced obje
 //	references.<name>.objects()           every object (a scan)
 //
 // Each list is sorted by namespace and name, without the object under
-// review (references.Self).
+// review (refs.Self).
 func referenceOptions() environment.VersionedOptions {
 	list := celgo.ListType(celgo.DynType)
 	return environment.VersionedOptions{IntroducedVersion: version.MajorMinor(1, 0), EnvOptions: []celgo.EnvOption{
@@ -53,9 +53,9 @@ func referenceOptions() environment.VersionedOptions {
 // referenceVal is references.<name> in one evaluation: the declaration,
 // the store it is read from (nil: none) and the object under review.
 type referenceVal struct {
-	c     *references.Compiled
-	store *references.Store
-	self  references.Self
+	c     *refs.Compiled
+	store *refs.Store
+	self  refs.Self
 }
 
 func (r *referenceVal) ConvertToNative(t reflect.Type) (any, error) {
@@ -76,7 +76,7 @@ func (r *referenceVal) Type() ref.Type { return referenceType }
 func (r *referenceVal) Value() any { return r }
 
 // referencesValue is the references variable of a program's evaluation.
-func referencesValue(decls []*references.Compiled, store *references.Store, self references.Self) ref.Val {
+func referencesValue(decls []*refs.Compiled, store *refs.Store, self refs.Self) ref.Val {
 	m := make(map[ref.Val]ref.Val, len(decls))
 	for _, c := range decls {
 		m[types.String(c.Name)] = &referenceVal{c: c, store: store, self: self}
@@ -90,7 +90,7 @@ func receiver(v ref.Val) (*referenceVal, ref.Val) {
 		return nil, types.MaybeNoSuchOverloadErr(v)
 	}
 	if r.store == nil {
-		return nil, types.NewErr("reference %s: %s: %v", r.c.Name, references.KindName(r.c.GVK), errNoReferenceSource)
+		return nil, types.NewErr("reference %s: %s: %v", r.c.Name, refs.KindName(r.c.GVK), errNoReferenceSource)
 	}
 	return r, nil
 }
@@ -114,7 +114,7 @@ func byKey(args ...ref.Val) ref.Val {
 	if !ok {
 		return types.MaybeNoSuchOverloadErr(args[1])
 	}
-	key, err := references.Key(args[2])
+	key, err := refs.Key(args[2])
 	if err != nil {
 		return types.NewErr("reference %s: byKey(%q): %v", r.c.Name, string(index), err)
 	}

@@ -8,14 +8,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/tollgate-dev/tollgate/internal/references"
+	refs "github.com/tollgate-dev/tollgate/internal/references"
 )
 
 // workloads declares the Deployments a policy reads, by image.
-func workloads(t *testing.T) *references.Compiled {
+func workloads(t *testing.T) *refs.Compiled {
 	t.Helper()
-	c, errs := references.Compile(references.Declaration{Name: "deployments", APIVersion: "apps/v1", Kind: "Deployment",
-		Indexes: []references.Index{{Name: "image", Key: "object.spec.template.spec.containers.map(c, c.image)"}}}, field.NewPath("spec", "references").Index(0))
+	c, errs := refs.Compile(refs.Declaration{Name: "deployments", APIVersion: "apps/v1", Kind: "Deployment",
+		Indexes: []refs.Index{{Name: "image", Key: "object.spec.template.spec.containers.map(c, c.image)"}}}, field.NewPath("spec", "references").Index(0))
 	if len(errs) > 0 {
 		t.Fatal(errs.ToAggregate())
 	}
@@ -45,7 +45,7 @@ func TestReferenceLoadErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.spec.Name = "p"
-			tc.spec.References = []*references.Compiled{workloads(t)}
+			tc.spec.References = []*refs.Compiled{workloads(t)}
 			_, errs := Compile(tc.spec, field.NewPath("spec", "validate"))
 			if len(errs) == 0 || !strings.Contains(errs.ToAggregate().Error(), tc.want) {
 				t.Errorf("errors %v, want %q", errs, tc.want)
@@ -56,7 +56,7 @@ func TestReferenceLoadErrors(t *testing.T) {
 
 func TestReferenceLookups(t *testing.T) {
 	c := workloads(t)
-	spec := Spec{Name: "shared-image", References: []*references.Compiled{c},
+	spec := Spec{Name: "shared-image", References: []*refs.Compiled{c},
 		Variables: []NamedExpression{{Name: "others", Expression: "references.deployments.byKey('image', object.spec.template.spec.containers[0].image)"}},
 		Validations: []Validation{{Expression: "variables.others.size() == 0",
 			MessageExpression: "'image shared with ' + variables.others.map(o, o.metadata.namespace + '/' + o.metadata.name).join(', ')"}}}
@@ -64,7 +64,7 @@ func TestReferenceLookups(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs.ToAggregate())
 	}
-	store := references.New()
+	store := refs.New()
 	store.Register(c)
 	for _, name := range []string{"web", "api"} {
 		d := deployment("registry.example.com/app:1")
@@ -78,7 +78,7 @@ func TestReferenceLookups(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		obj      *unstructured.Unstructured
-		store    *references.Store
+		store    *refs.Store
 		complete bool
 		want     string
 	}{

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apiserver/pkg/cel/common"
 
 	"github.com/tollgate-dev/tollgate/internal/cel/lazy"
-	"github.com/tollgate-dev/tollgate/internal/references"
+	refs "github.com/tollgate-dev/tollgate/internal/references"
 )
 
 // review is what every policy evaluated on one Input reads, built once: the
@@ -26,8 +26,8 @@ type review struct {
 	shared                                map[string]*varResult
 	// refStore and self are what references.<name> reads: the input's
 	// store, and the object under review, whose stored copy lookups skip.
-	refStore *references.Store
-	self     references.Self
+	refStore *refs.Store
+	self     refs.Self
 }
 
 // values builds the input's review on first use. An object the input
@@ -39,7 +39,7 @@ func (in *Input) values() *review {
 		return in.review
 	}
 	r := &review{shared: map[string]*varResult{}, refStore: in.References,
-		self: references.Self{GroupKind: in.Kind.GroupKind(), Namespace: in.Namespace, Name: in.Name}}
+		self: refs.Self{GroupKind: in.Kind.GroupKind(), Namespace: in.Namespace, Name: in.Name}}
 	in.review = r
 	if err := in.Check(); err != nil {
 		r.err = fmt.Errorf("failed to prepare object variables for evaluation: %w", err)
