@@ -222,7 +222,7 @@ e2e-chart: control-plane $(HELM)/helm e2e-image ## The in-cluster end-to-end tes
 
 bench: control-plane ## Load benchmark side by side with a floor and a typed webhook; writes bench-results.md.
 	KUBEBUILDER_ASSETS=$(ASSETS) $(GO) -C hack/bench run . -root ../.. | tee bench-results.md
-	$(GO) test -run XXX -bench . -benchmem ./internal/webhook ./internal/engine ./internal/offline | tee -a bench-results.md
+	$(GO) test -run XXX -bench . -benchmem ./internal/webhook ./internal/engine ./internal/offline ./internal/references | tee -a bench-results.md
 
 SOAK_DURATION ?= 5m
 SOAK_RATE ?= 1000

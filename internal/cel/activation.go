@@ -13,6 +13,9 @@ import (
 type activation struct {
 	r         *review
 	variables any
+	// references is the policy's references variable, nil without
+	// declarations (then not bound).
+	references any
 	// offPath: an untracked evaluation under it left what the bound
 	// assumes (fastpath's guards).
 	offPath bool
@@ -37,6 +40,8 @@ func (a *activation) ResolveName(name string) (any, bool) {
 		return a.r.namespace, true
 	case plugincel.VariableVarName:
 		return a.variables, true
+	case ReferencesVarName:
+		return a.references, a.references != nil
 	default: // authorizer and authorizer.requestResource: none bound
 		return nil, false
 	}

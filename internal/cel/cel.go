@@ -22,6 +22,7 @@ import (
 	"k8s.io/apiserver/pkg/cel/environment"
 
 	"github.com/tollgate-dev/tollgate/internal/cel/fastpath"
+	refs "github.com/tollgate-dev/tollgate/internal/references"
 )
 
 // Spec is the CEL part of a policy.
@@ -31,6 +32,9 @@ type Spec struct {
 	Conditions  []NamedExpression
 	Variables   []NamedExpression
 	Validations []Validation
+	// References are the other objects the policy reads, declared: its
+	// expressions read them as references.<name> (refvalue.go).
+	References []*refs.Compiled
 }
 
 // NamedExpression is a match condition or a variable.
@@ -87,7 +91,14 @@ func Compile(spec Spec, path *field.Path) (*Program, field.ErrorList) {
 // compile compiles spec for validate, and returns the apiserver's
 // validator of it, validate's reference.
 func compile(spec Spec, path *field.Path) (*Program, validating.Validator, field.ErrorList) {
-	compiler, err := plugincel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
+	envs := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion())
+	if len(spec.References) > 0 {
+		var err error
+		if envs, err = envs.Extend(referenceOptions()); err != nil {
+			return nil, nil, field.ErrorList{field.InternalError(path, err)}
+		}
+	}
+	compiler, err := plugincel.NewCompositedCompiler(envs)
 	if err != nil {
 		return nil, nil, field.ErrorList{field.InternalError(path, err)}
 	}
@@ -96,13 +107,16 @@ func compile(spec Spec, path *field.Path) (*Program, validating.Validator, field
 	decls := plugincel.OptionalVariableDeclarations{HasAuthorizer: true}
 	var errs field.ErrorList
 	p := &Program{byName: map[string]*variable{}, spec: spec, path: path}
-	planned := true // every expression planned untracked
+	// every expression planned untracked; never with references, whose
+	// lookups the fast path's bounds do not know
+	planned := len(spec.References) == 0
 	for i, v := range spec.Variables {
 		res := compiler.CompileAndStoreVariable(&validating.Variable{Name: v.Name, Expression: v.Expression}, decls, environment.StoredExpressions)
 		if res.Error != nil {
 			errs = append(errs, field.Invalid(path.Child("variables").Index(i).Child("expression"), v.Expression, res.Error.Detail))
 		}
-		cv := &variable{name: v.Name, result: res, independent: !References("variables", v.Expression) && !References("authorizer", v.Expression)}
+		cv := &variable{name: v.Name, result: res, independent: !References("variables", v.Expression) && !References("authorizer", v.Expression) &&
+			!References(ReferencesVarName, v.Expression)}
 		cv.untracked = fastpath.Plan(res)
 		planned = planned && cv.untracked != nil
 		if _, ok := p.byName[v.Name]; !ok {
@@ -167,6 +181,7 @@ func compile(spec Spec, path *field.Path) (*Program, validating.Validator, field
 		// As in a ValidatingAdmissionPolicy, message expressions see no authorizer.
 		compile(messages, "messageExpression", plugincel.OptionalVariableDeclarations{}),
 		&fail, nil)
+	errs = append(errs, checkReferences(spec, path)...)
 	if len(errs) > 0 {
 		return nil, nil, errs
 	}

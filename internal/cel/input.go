@@ -11,6 +11,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/cel/lazy"
 	"github.com/tollgate-dev/tollgate/internal/jsonscan"
+	refs "github.com/tollgate-dev/tollgate/internal/references"
 )
 
 // Input is one request as the CEL variables see it.
@@ -27,6 +28,10 @@ type Input struct {
 	DryRun            bool
 	User              user.Info
 	NamespaceObject   *corev1.Namespace
+	// References is where the policies' declared references are read
+	// (references.<name>); nil for none: a lookup then fails, naming the
+	// kind, and failurePolicy decides.
+	References *refs.Store
 	// ObjectJSON and OldObjectJSON are Object and OldObject as the review
 	// carries them (validated JSON), when it does: the evaluation of
 	// tollgate's CEL policies reads the values the expressions reach from

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apiserver/pkg/cel/common"
 
 	"github.com/tollgate-dev/tollgate/internal/cel/lazy"
+	refs "github.com/tollgate-dev/tollgate/internal/references"
 )
 
 // review is what every policy evaluated on one Input reads, built once: the
@@ -23,6 +24,10 @@ type review struct {
 	object, oldObject, request, namespace any
 	err                                   error
 	shared                                map[string]*varResult
+	// refStore and self are what references.<name> reads: the input's
+	// store, and the object under review, whose stored copy lookups skip.
+	refStore *refs.Store
+	self     refs.Self
 }
 
 // values builds the input's review on first use. An object the input
@@ -33,7 +38,8 @@ func (in *Input) values() *review {
 	if in.review != nil {
 		return in.review
 	}
-	r := &review{shared: map[string]*varResult{}}
+	r := &review{shared: map[string]*varResult{}, refStore: in.References,
+		self: refs.Self{GroupKind: in.Kind.GroupKind(), Namespace: in.Namespace, Name: in.Name}}
 	in.review = r
 	if err := in.Check(); err != nil {
 		r.err = fmt.Errorf("failed to prepare object variables for evaluation: %w", err)

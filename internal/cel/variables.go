@@ -78,6 +78,9 @@ type varContext struct {
 func (e *policyEval) newContext() *varContext {
 	c := &varContext{e: e}
 	c.act = &activation{r: e.r, variables: lazy.NewMapValue(c)}
+	if decls := e.p.spec.References; len(decls) > 0 {
+		c.act.references = referencesValue(decls, e.r.refStore, e.r.self)
+	}
 	return c
 }
 

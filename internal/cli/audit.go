@@ -9,8 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 
 	"github.com/tollgate-dev/tollgate/internal/audit"
 	"github.com/tollgate-dev/tollgate/internal/engine"
@@ -86,6 +88,13 @@ func (o *auditOptions) run(cmd *cobra.Command) error {
 	ext, err := auditParams(ctx, cfg, set)
 	if err != nil {
 		return usageError(err)
+	}
+	if len(set.References()) > 0 {
+		ext.References = set.NewReferenceStore()
+		mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+		for _, e := range audit.ListReferences(ctx, client, mapper, ext.References) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "tollgate audit: references: %v\n", e)
+		}
 	}
 	resources, err := audit.Resources(disc, set)
 	if err != nil {

@@ -31,6 +31,7 @@ type checkOptions struct {
 	noFastPath       bool
 	defaultNamespace string
 	params           []string
+	references       []string
 	crds             []string
 	strictKinds      bool
 }
@@ -60,6 +61,7 @@ func newCheckCommand() *cobra.Command {
 	addFastPathFlag(f, &o.noFastPath)
 	f.StringVar(&o.defaultNamespace, "default-namespace", "default", "namespace of namespaced manifests that name none")
 	f.StringArrayVar(&o.params, "params", nil, paramsFlagHelp)
+	f.StringArrayVar(&o.references, "references", nil, referencesFlagHelp)
 	f.StringArrayVar(&o.crds, "crd", nil, "file or directory of CustomResourceDefinitions naming the resource and scope of custom kinds (repeatable)")
 	f.BoolVar(&o.strictKinds, "strict-kinds", false, "refuse kinds that are neither built in nor defined by a CustomResourceDefinition, instead of guessing their resource")
 	return cmd
@@ -106,7 +108,7 @@ func (o *checkOptions) run(cmd *cobra.Command) error {
 		return usageError(err)
 	}
 	ext, err := offline.ExternalFor(cmd.Context(), set, offline.Input{
-		ParamPaths: o.params, Manifests: objs, Kinds: kinds, DefaultNamespace: o.defaultNamespace,
+		ParamPaths: o.params, Manifests: objs, Kinds: kinds, DefaultNamespace: o.defaultNamespace, ReferencePaths: o.references,
 	})
 	if err != nil {
 		return usageError(err)

@@ -25,6 +25,7 @@ type reviewOptions struct {
 	namespace  string
 	noFastPath bool
 	params     []string
+	references []string
 }
 
 func newReviewCommand() *cobra.Command {
@@ -44,6 +45,7 @@ func newReviewCommand() *cobra.Command {
 	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "tollgate's own namespace, as for serve")
 	addFastPathFlag(f, &o.noFastPath)
 	f.StringArrayVar(&o.params, "params", nil, paramsFlagHelp)
+	f.StringArrayVar(&o.references, "references", nil, referencesFlagHelp)
 	return cmd
 }
 
@@ -71,7 +73,7 @@ func (o *reviewOptions) run(cmd *cobra.Command) error {
 	if err := notRepeating(body); err != nil {
 		return usageError(err)
 	}
-	ext, err := offline.ExternalFor(cmd.Context(), set, offline.Input{ParamPaths: o.params})
+	ext, err := offline.ExternalFor(cmd.Context(), set, offline.Input{ParamPaths: o.params, ReferencePaths: o.references})
 	if err != nil {
 		return usageError(err)
 	}

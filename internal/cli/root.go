@@ -59,4 +59,6 @@ func defaultCertDir() string {
 // policyFlagHelp documents --config the same way for every command.
 const policyFlagHelp = "policy file or directory of policy files (default: the embedded defaults)"
 
+const referencesFlagHelp = "file or directory of the objects policies' spec.references read, besides the manifests given (repeatable)"
+
 const paramsFlagHelp = "file or directory of objects policies read: params of ValidatingAdmissionPolicies (ConfigMaps, custom resources, their CRDs) and RBAC objects for the authorizer variable (repeatable; objects in the policy and manifest files are read too)"

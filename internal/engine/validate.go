@@ -100,6 +100,7 @@ func (e *Engine) judge(ctx context.Context, p *policy.Policy, req *admission.Req
 			return subject, verdict{err: err}
 		}
 		ci.ReferenceOnly = e.referenceOnly
+		ci.References = e.external.References
 		out := x.celOutcome(p, prog.Evaluate(ctx, ci))
 		switch {
 		case out.Err != nil:

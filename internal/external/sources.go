@@ -15,15 +15,20 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/authz"
 	"github.com/tollgate-dev/tollgate/internal/params"
+	"github.com/tollgate-dev/tollgate/internal/references"
 )
 
-// Sources is what a policy reads beyond the request: its params and the
-// authorizer bound to the CEL variable authorizer. Either may be nil; a
+// Sources is what a policy reads beyond the request: its params, the
+// authorizer bound to the CEL variable authorizer, and the objects
+// tollgate policies reference. Any may be nil; a
 // policy that needs what is missing gets an error naming it, never a
 // guess.
 type Sources struct {
 	Params     *params.Store
 	Authorizer k8sauthorizer.UnconditionalAuthorizer
+	// References holds the other objects tollgate policies declare under
+	// spec.references; nil for none (a lookup then fails naming the kind).
+	References *references.Store
 }
 
 // errNoParams is the configuration error of a parameterized policy when

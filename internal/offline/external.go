@@ -34,6 +34,10 @@ type Input struct {
 	// DefaultNamespace is the namespace of namespaced params that name
 	// none, as of manifests under check; "default" unless set.
 	DefaultNamespace string
+	// ReferencePaths are files and directories of the objects the
+	// policies' spec.references read (--references), besides Manifests,
+	// which are all candidates too.
+	ReferencePaths []string
 }
 
 // ExternalFor is what the set's policies read offline, taken from the
@@ -41,7 +45,9 @@ type Input struct {
 // (objects of a kind some policy names as paramKind, resolved by
 // params.NewOffline) and an RBAC authorizer when the objects hold RBAC
 // objects (without any, every authorizer check errors, naming what is
-// missing). The params store lives until ctx ends.
+// missing). The objects the policies reference are in.Manifests and those
+// of in.ReferencePaths (referenceStore). The params store lives until ctx
+// ends.
 func ExternalFor(ctx context.Context, set *policy.Set, in Input) (external.Sources, error) {
 	if in.Kinds == nil {
 		in.Kinds = manifest.NewKinds()
@@ -81,7 +87,28 @@ func ExternalFor(ctx context.Context, set *policy.Set, in Input) (external.Sourc
 	if len(errs) > 0 {
 		return external.Sources{}, errors.Join(errs...)
 	}
-	return sources(ctx, set, all, in.Kinds, in.DefaultNamespace)
+	ext, err := sources(ctx, set, all, in.Kinds, in.DefaultNamespace)
+	if err != nil {
+		return ext, err
+	}
+	candidates, err := unstructuredOf(in.Manifests)
+	if err != nil {
+		return ext, err
+	}
+	if len(in.ReferencePaths) > 0 {
+		more, err := manifest.Read(in.ReferencePaths, nil)
+		if err != nil {
+			return ext, fmt.Errorf("references: %w", err)
+		}
+		us, err := unstructuredOf(more)
+		if err != nil {
+			return ext, fmt.Errorf("references: %w", err)
+		}
+		candidates = append(candidates, us...)
+	}
+	given := len(in.Manifests) > 0 || len(in.ReferencePaths) > 0
+	ext.References = referenceStore(set, candidates, given, errNoReferences, in.Kinds, in.DefaultNamespace)
+	return ext, nil
 }
 
 // External is ExternalFor with objects whose files are not known, besides
@@ -103,7 +130,12 @@ func External(ctx context.Context, set *policy.Set, objects []*unstructured.Unst
 			return external.Sources{}, err
 		}
 	}
-	return sources(ctx, set, all, kinds, "")
+	ext, err := sources(ctx, set, all, kinds, "")
+	if err != nil {
+		return ext, err
+	}
+	ext.References = referenceStore(set, nil, false, errNoCluster, kinds, "")
+	return ext, nil
 }
 
 func sources(ctx context.Context, set *policy.Set, all []params.Object, kinds *manifest.Kinds, defaultNS string) (external.Sources, error) {

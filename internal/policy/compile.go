@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tollgate-dev/tollgate/internal/cel"
+	"github.com/tollgate-dev/tollgate/internal/references"
 )
 
 // compiled is what load time derives from a policy so that no request pays for it.
@@ -29,7 +30,12 @@ type compiled struct {
 	program *cel.Program
 	// patches are a mutation's compiled CEL patches.
 	patches *cel.Patches
+	// references are the policy's declared references, compiled.
+	references []*references.Compiled
 }
+
+// References are the policy's declared references, compiled (nil for none).
+func (p *Policy) References() []*references.Compiled { return p.compiled.references }
 
 // Patches returns a mutation's compiled CEL patches, nil when it has none.
 func (p *Policy) Patches() *cel.Patches { return p.compiled.patches }
@@ -108,7 +114,12 @@ func (p *Policy) compile() field.ErrorList {
 			}
 		}
 	}
-	prog, errs := p.compileCEL()
+	refs, errs := p.compileReferences()
+	if len(errs) > 0 {
+		return errs
+	}
+	c.references = refs
+	prog, errs := p.compileCEL(refs)
 	if len(errs) > 0 {
 		return errs
 	}
@@ -144,12 +155,12 @@ func (m *Match) GroupResources() []schema.GroupResource {
 }
 
 // compileCEL compiles the policy's conditions, variables and expressions.
-func (p *Policy) compileCEL() (*cel.Program, field.ErrorList) {
+func (p *Policy) compileCEL(refs []*references.Compiled) (*cel.Program, field.ErrorList) {
 	v := p.Spec.Validate
 	if len(p.Spec.Match.Conditions) == 0 && (v == nil || len(v.Expressions) == 0) {
 		return nil, nil
 	}
-	spec := cel.Spec{Name: p.Name()}
+	spec := cel.Spec{Name: p.Name(), References: refs}
 	for _, c := range p.Spec.Match.Conditions {
 		spec.Conditions = append(spec.Conditions, cel.NamedExpression{Name: c.Name, Expression: c.Expression})
 	}

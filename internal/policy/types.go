@@ -4,6 +4,8 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tollgate-dev/tollgate/internal/references"
 )
 
 // APIVersion and Kind identify a policy document.
@@ -66,6 +68,9 @@ type Spec struct {
 	Validate      *Validate     `json:"validate,omitempty"`
 	Inject        *Inject       `json:"inject,omitempty"`
 	Mutate        *Mutate       `json:"mutate,omitempty"`
+	// References are the other objects the policy reads (its CEL reads
+	// them as references.<name>); see package references.
+	References []references.Declaration `json:"references,omitempty"`
 }
 
 // Mutate changes matched objects: labels and annotations set when absent

@@ -52,6 +52,10 @@ type Suite struct {
 	// policies read: params (ConfigMaps, custom resources and their CRDs)
 	// and RBAC objects for the authorizer variable.
 	Params []string `json:"params,omitempty"`
+	// References are files or directories, relative to the suite, of the
+	// objects the policies' spec.references read, besides the resources
+	// (which are all candidates too).
+	References []string `json:"references,omitempty"`
 	// User and Groups are request.userInfo, the user the authorizer
 	// variable checks.
 	User   string   `json:"user,omitempty"`
@@ -185,8 +189,12 @@ func (s *Suite) Run(ctx context.Context) ([]Check, error) {
 	for _, p := range s.Params {
 		params = append(params, s.rel(p))
 	}
+	var refs []string
+	for _, p := range s.References {
+		refs = append(refs, s.rel(p))
+	}
 	kinds := manifest.NewKinds()
-	ext, err := offline.ExternalFor(ctx, set, offline.Input{ParamPaths: params, Manifests: objs, Kinds: kinds})
+	ext, err := offline.ExternalFor(ctx, set, offline.Input{ParamPaths: params, Manifests: objs, Kinds: kinds, ReferencePaths: refs})
 	if err != nil {
 		return nil, err
 	}
