@@ -50,14 +50,7 @@ func TestRunKyverno(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checks, err := s.Run(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, c := range checks {
-				got = append(got, line(c))
-			}
+			got := runLines(t, s)
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("checks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}

@@ -142,14 +142,7 @@ func TestRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checks, err := s.Run(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, c := range checks {
-				got = append(got, line(c))
-			}
+			got := runLines(t, s)
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("checks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}
@@ -271,4 +264,18 @@ func TestRunErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runLines runs a loaded suite and gives each check as line prints it.
+func runLines(t *testing.T, s *Suite) []string {
+	t.Helper()
+	checks, err := s.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range checks {
+		got = append(got, line(c))
+	}
+	return got
 }
