@@ -114,18 +114,20 @@ type auditor struct {
 
 	// cluster watches the cluster's VAPs (Config.ClusterPolicies), else nil.
 	cluster *clusterPolicies
-	// paramKinds are the param kinds changed since the loop last looked,
-	// paramSignal tells it of them.
-	paramsMu    sync.Mutex
-	paramKinds  map[schema.GroupVersionKind]bool
-	paramSignal chan struct{}
+	// readKinds are the kinds of params and referenced objects changed
+	// since the loop last looked (dependents.go), readSignal tells it of
+	// them.
+	readMu     sync.Mutex
+	readKinds  map[schema.GroupVersionKind]bool
+	readSignal chan struct{}
 }
 
 // Delays that gather a burst of changes into one pass: of the cluster's
-// VAPs and bindings (a reload), of params (their policies' objects).
+// VAPs and bindings (a reload), of params and referenced objects (their
+// policies' objects).
 const (
 	clusterPolicyDelay = 200 * time.Millisecond
-	paramDelay         = 500 * time.Millisecond
+	readDelay          = 500 * time.Millisecond
 )
 
 var namespacesResource = audit.Resource{GVR: corev1.SchemeGroupVersion.WithResource("namespaces"), Kind: "Namespace"}
@@ -137,7 +139,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return errNoReports
 	}
 	a := &auditor{cfg: cfg, results: newResults(), objects: workqueue.NewTyped[string](), watching: map[schema.GroupVersionResource]*watched{},
-		paramKinds: map[schema.GroupVersionKind]bool{}, paramSignal: make(chan struct{}, 1)}
+		readKinds: map[schema.GroupVersionKind]bool{}, readSignal: make(chan struct{}, 1)}
 	a.flush = newFlusher(a, cfg.WriteInterval)
 	defer a.stopAll()
 	defer a.objects.ShutDown()
@@ -167,8 +169,11 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 	if store := cfg.Engine.External.Params; store != nil {
-		defer store.OnChange(a.paramChanged)()
+		defer store.OnChange(a.readChanged)()
 		defer store.UseFor(paramsUser, nil)
+	}
+	if store := cfg.Engine.External.References; store != nil {
+		defer store.OnChange(a.readChanged)()
 	}
 	if err := a.reload(ctx); err != nil {
 		return err
@@ -184,7 +189,7 @@ func Run(ctx context.Context, cfg Config) error {
 	<-expiry.C
 	a.scheduleExpiry(expiry)
 	lastExpiry := time.Now()
-	var clusterDelay, paramsDelay <-chan time.Time
+	var clusterDelay, readDelayed <-chan time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -204,13 +209,13 @@ func Run(ctx context.Context, cfg Config) error {
 			if err := a.reload(ctx); err != nil {
 				return err
 			}
-		case <-a.paramSignal:
-			if paramsDelay == nil {
-				paramsDelay = time.After(paramDelay)
+		case <-a.readSignal:
+			if readDelayed == nil {
+				readDelayed = time.After(readDelay)
 			}
-		case <-paramsDelay:
-			paramsDelay = nil
-			a.enqueueParamUsers()
+		case <-readDelayed:
+			readDelayed = nil
+			a.enqueueReaders()
 		case <-rescan.C:
 			a.enqueueAll()
 		case <-expiry.C:

@@ -12,7 +12,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/tollgate-dev/tollgate/internal/audit"
@@ -182,46 +180,6 @@ func (a *auditor) followParams(ctx context.Context, set *policy.Set) {
 	defer cancel()
 	if err := store.WaitSyncedFor(wait, paramsUser); err != nil && ctx.Err() == nil {
 		a.cfg.Log.Error("background audit: params not read yet; the policies reading them get the apiserver's configuration error", slog.Any("error", err))
-	}
-}
-
-// paramChanged records a param kind whose objects changed, for the loop
-// (Run) to evaluate again what its policies may match.
-func (a *auditor) paramChanged(gvk schema.GroupVersionKind) {
-	a.paramsMu.Lock()
-	a.paramKinds[gvk] = true
-	a.paramsMu.Unlock()
-	signal(a.paramSignal)
-}
-
-// enqueueParamUsers queues every object of the resources that the
-// policies reading params of the changed kinds may match.
-func (a *auditor) enqueueParamUsers() {
-	a.paramsMu.Lock()
-	kinds := a.paramKinds
-	a.paramKinds = map[schema.GroupVersionKind]bool{}
-	a.paramsMu.Unlock()
-	set := a.state.Load().set
-	var users []*policy.Policy
-	for _, p := range set.Policies {
-		if p.VAP != nil && p.VAP.Policy.Spec.ParamKind != nil {
-			if gv, err := schema.ParseGroupVersion(p.VAP.Policy.Spec.ParamKind.APIVersion); err == nil && kinds[gv.WithKind(p.VAP.Policy.Spec.ParamKind.Kind)] {
-				users = append(users, p)
-			}
-		}
-	}
-	if len(users) == 0 {
-		return
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for gvr, w := range a.watching {
-		if !w.audited.Load() || !slices.ContainsFunc(users, func(p *policy.Policy) bool { return p.MayMatchResource(gvr.GroupResource()) }) {
-			continue
-		}
-		for _, k := range w.keys() {
-			a.objects.Add(k)
-		}
 	}
 }
 

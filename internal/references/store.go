@@ -32,6 +32,11 @@ type Sink interface {
 type Store struct {
 	mu    sync.RWMutex
 	kinds map[schema.GroupVersionKind]*kindState
+
+	// subMu guards onChange's subscribers (use.go).
+	subMu       sync.Mutex
+	onChange    map[int]func(schema.GroupVersionKind)
+	subscribers int
 }
 
 var _ Sink = (*Store)(nil)
@@ -125,9 +130,9 @@ func (s *Store) Upsert(obj *unstructured.Unstructured) {
 	e := &entry{key: objKey{obj.GetNamespace(), obj.GetName()}, labels: obj.GetLabels(),
 		val: types.DefaultTypeAdapter.NativeToValue(content)}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	k := s.kinds[gvk]
 	if k == nil {
+		s.mu.Unlock()
 		return
 	}
 	if old := k.objects[e.key]; old != nil {
@@ -139,31 +144,41 @@ func (s *Store) Upsert(obj *unstructured.Unstructured) {
 	for _, v := range k.views {
 		v.add(e)
 	}
+	s.mu.Unlock()
+	s.notify(gvk)
 }
 
 // Delete takes an object out.
 func (s *Store) Delete(gvk schema.GroupVersionKind, namespace, name string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	k := s.kinds[gvk]
-	if k == nil {
-		return
-	}
-	key := objKey{namespace, name}
-	if old := k.objects[key]; old != nil {
-		for _, v := range k.views {
-			v.remove(old)
+	var old *entry
+	if k != nil {
+		key := objKey{namespace, name}
+		if old = k.objects[key]; old != nil {
+			for _, v := range k.views {
+				v.remove(old)
+			}
+			delete(k.objects, key)
 		}
-		delete(k.objects, key)
+	}
+	s.mu.Unlock()
+	if old != nil {
+		s.notify(gvk)
 	}
 }
 
 // Complete marks a kind listed in full.
 func (s *Store) Complete(gvk schema.GroupVersionKind) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if k := s.kinds[gvk]; k != nil {
+	k := s.kinds[gvk]
+	changed := k != nil && !k.complete
+	if k != nil {
 		k.complete, k.why = true, nil
+	}
+	s.mu.Unlock()
+	if changed {
+		s.notify(gvk)
 	}
 }
 

@@ -12,8 +12,11 @@ const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 var secretKind = schema.GroupKind{Kind: "Secret"}
 
 // Trim is what the store keeps of an object: without managedFields and
-// kubectl's last-applied copy; a Secret as apiVersion, kind, type and its
-// metadata alone, never its data. The object given is not changed.
+// kubectl's last-applied copy; a Secret as apiVersion, kind and its
+// metadata alone, never its type or data, which is all a cluster's
+// metadata-only informer receives of it (cluster.go), so that a policy
+// decides the same offline and in a cluster. The object given is not
+// changed.
 func Trim(gvk schema.GroupVersionKind, obj map[string]any) map[string]any {
 	out := make(map[string]any, len(obj))
 	for k, v := range obj {
@@ -21,9 +24,6 @@ func Trim(gvk schema.GroupVersionKind, obj map[string]any) map[string]any {
 	}
 	if gvk.GroupKind() == secretKind {
 		out = map[string]any{"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": obj["metadata"]}
-		if t, ok := obj["type"]; ok {
-			out["type"] = t
-		}
 	}
 	meta, ok := out["metadata"].(map[string]any)
 	if !ok {

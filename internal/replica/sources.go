@@ -8,16 +8,19 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/offline"
 	"github.com/tollgate-dev/tollgate/internal/params"
 	"github.com/tollgate-dev/tollgate/internal/policy"
+	"github.com/tollgate-dev/tollgate/internal/references"
 )
 
-// sources gives policies their params and authorizer. With cluster
-// access: informers of the param kinds in use (kept in step with reloads
-// by follow, /readyz waiting for them) and SubjectAccessReviews. Without:
-// the param and RBAC objects found with the policies, read again on each
-// reload.
+// sources gives policies their params, authorizer and referenced objects.
+// With cluster access: informers of the param kinds and of the referenced
+// kinds in use (kept in step with reloads by follow, /readyz waiting for
+// them) and SubjectAccessReviews. Without: the param and RBAC objects found
+// with the policies, read again on each reload (referenced kinds are then
+// unavailable, naming why).
 type sources struct {
 	ctx   context.Context
 	store *params.Store
+	refs  *references.Cluster
 	base  external.Sources
 	// stop ends the informers of the previous offline set's params.
 	stop context.CancelFunc
@@ -36,9 +39,13 @@ func (r *replica) newExternal(ctx context.Context, cl *cluster) (*sources, error
 	if err != nil {
 		return nil, err
 	}
+	refs := references.New()
+	if e.refs, err = references.NewCluster(ctx, cl.config, refs); err != nil {
+		return nil, err
+	}
 	e.store = store
-	e.base = external.Sources{Params: store, Authorizer: a}
-	cl.readyChecks = append(cl.readyChecks, store.Synced)
+	e.base = external.Sources{Params: store, Authorizer: a, References: refs}
+	cl.readyChecks = append(cl.readyChecks, store.Synced, e.refs.Synced)
 	return e, nil
 }
 
@@ -46,6 +53,8 @@ func (r *replica) newExternal(ctx context.Context, cl *cluster) (*sources, error
 func (e *sources) follow(s *policy.Set) (external.Sources, error) {
 	if e.store != nil {
 		e.store.Use(s.ParamKinds())
+		e.base.References.Use(s.References())
+		e.refs.Follow()
 		return e.base, nil
 	}
 	ctx, stop := context.WithCancel(e.ctx)
