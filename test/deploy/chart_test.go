@@ -77,6 +77,14 @@ func TestChartMonitoringRendersDeployMonitoring(t *testing.T) {
 		"--set", "metrics.prometheusRule.enabled=true", "--set", "metrics.grafanaDashboard.enabled=true"))
 }
 
+// references.resources from deploy/references/values.yaml renders
+// deploy/references.
+func TestChartReferencesRendersDeployReferences(t *testing.T) {
+	helmBinary(t)
+	compare(t, kustomize(t, "deploy/references"), helmTemplate(t, "--show-only", "templates/references.yaml",
+		"-f", root+"/deploy/references/values.yaml"))
+}
+
 // values.schema.json turns a typo into an error.
 func TestChartSchemaRejectsTypos(t *testing.T) {
 	h := helmBinary(t)

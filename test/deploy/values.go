@@ -24,5 +24,6 @@ func NonDefaultValues(root string) map[string][]string {
 		"embedded policies, no metrics, no PDB": {
 			"--set", "policies.source=embedded", "--set", "metrics.enabled=false", "--set", "podDisruptionBudget.enabled=false"},
 		"wgpolicyk8s reports": {"--set", "backgroundAudit.reportsAPI=wgpolicyk8s"},
+		"the library's references": {"-f", filepath.Join(root, "deploy", "references", "values.yaml")},
 	}
 }
