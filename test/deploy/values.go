@@ -23,7 +23,7 @@ func NonDefaultValues(root string) map[string][]string {
 			"--set", "podAnnotations.a=b", "--set", "imagePullSecrets[0].name=registry"},
 		"embedded policies, no metrics, no PDB": {
 			"--set", "policies.source=embedded", "--set", "metrics.enabled=false", "--set", "podDisruptionBudget.enabled=false"},
-		"wgpolicyk8s reports": {"--set", "backgroundAudit.reportsAPI=wgpolicyk8s"},
+		"wgpolicyk8s reports":      {"--set", "backgroundAudit.reportsAPI=wgpolicyk8s"},
 		"the library's references": {"-f", filepath.Join(root, "deploy", "references", "values.yaml")},
 	}
 }
