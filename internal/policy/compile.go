@@ -172,7 +172,20 @@ func (p *Policy) compileCEL(refs []*references.Compiled) (*cel.Program, field.Er
 			spec.Validations = append(spec.Validations, cel.Validation{Expression: e.Expression, Message: e.Message, MessageExpression: e.MessageExpression, Reason: e.Reason})
 		}
 	}
-	return cel.Compile(spec, field.NewPath("spec", "validate"))
+	prog, errs := cel.Compile(spec, field.NewPath("spec", "validate"))
+	if len(errs) > 0 || len(refs) == 0 {
+		return prog, errs
+	}
+	// What the expressions read of the referenced objects is all the store
+	// keeps of them.
+	reads, err := cel.ReferenceReads(spec)
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "references"), err)}
+	}
+	for _, c := range refs {
+		c.SetRead(reads[c.Name])
+	}
+	return prog, nil
 }
 
 // NewItem encodes v as an injection item named name.

@@ -31,7 +31,7 @@ const remapEvery = 5 * time.Second
 
 // Cluster fills a Store from the apiserver: one informer per declared kind
 // (Store.Kinds), started and stopped as Follow finds the kinds declared.
-// Informers hold objects as the store keeps them (Trim): Secrets through a
+// Informers hold objects as the store keeps them (Store.Project): Secrets through a
 // metadata-only informer, so that their data never reaches tollgate. A
 // kind tollgate may not list, or that the apiserver does not serve, is
 // Unavailable in the store with the reason, which every lookup of it then
@@ -50,6 +50,8 @@ type Cluster struct {
 // watch is one declared kind's informer, or why there is none yet.
 type watch struct {
 	cancel context.CancelFunc
+	// generation is the store's of the kind it fills (Store.Generation).
+	generation int
 	mu     sync.Mutex
 	synced bool
 	err    error
@@ -84,24 +86,25 @@ func newCluster(ctx context.Context, store *Store, dyn dynamic.Interface, mc met
 }
 
 // Follow watches exactly the kinds the store declares now (after
-// Store.Use): informers of kinds no longer declared stop, new ones start.
+// Store.Use): informers of kinds no longer declared stop, new ones start,
+// and a kind the store made again is listed again.
 func (c *Cluster) Follow() {
-	want := map[schema.GroupVersionKind]bool{}
+	want := map[schema.GroupVersionKind]int{}
 	for _, gvk := range c.store.Kinds() {
-		want[gvk] = true
+		want[gvk] = c.store.Generation(gvk)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for gvk, w := range c.kinds {
-		if !want[gvk] {
+		if want[gvk] != w.generation {
 			w.cancel()
 			delete(c.kinds, gvk)
 		}
 	}
-	for gvk := range want {
+	for gvk, generation := range want {
 		if _, ok := c.kinds[gvk]; !ok {
 			ctx, cancel := context.WithCancel(c.ctx)
-			w := &watch{cancel: cancel}
+			w := &watch{cancel: cancel, generation: generation}
 			c.kinds[gvk] = w
 			go c.run(ctx, gvk, w)
 		}
@@ -192,7 +195,7 @@ func (c *Cluster) informer(gvk schema.GroupVersionKind, resource schema.GroupVer
 	var inf informers.GenericInformer = dynamicinformer.NewFilteredDynamicInformer(c.dyn, resource, metav1.NamespaceAll, 0, cache.Indexers{}, nil)
 	_ = inf.Informer().SetTransform(func(obj any) (any, error) {
 		if u, ok := obj.(*unstructured.Unstructured); ok {
-			u.Object = Trim(gvk, u.Object)
+			u.Object = c.store.Project(gvk, u.Object)
 		}
 		return obj, nil
 	})
@@ -207,8 +210,13 @@ func (c *Cluster) upsert(ctx context.Context, gvk schema.GroupVersionKind, obj a
 	if !current(ctx) {
 		return
 	}
-	if u := asUnstructured(gvk, obj); u != nil {
-		c.store.Upsert(u)
+	switch o := obj.(type) {
+	case *unstructured.Unstructured: // projected by the informer's transform
+		c.store.upsert(o, true)
+	default:
+		if u := asUnstructured(gvk, obj); u != nil {
+			c.store.Upsert(u)
+		}
 	}
 }
 

@@ -50,6 +50,11 @@ type Compiled struct {
 	namespaces sets.Set[string]
 	selector   labels.Selector
 	indexes    map[string]*keyProgram
+	// fields is what the store keeps of each object (nil: all of it), as
+	// the policy reads it (SetRead).
+	fields *fieldNode
+	// base is id without fields.
+	base string
 	// id is the declaration's identity in the store (kind, namespaces,
 	// selector, indexes): policies declaring the same share one view.
 	id string
@@ -105,8 +110,34 @@ func Compile(d Declaration, path *field.Path) (*Compiled, field.ErrorList) {
 	}
 	slices.Sort(ids)
 	ns := sets.List(c.namespaces)
-	c.id = fmt.Sprintf("%s|%s|%s|%s", c.GVK, strings.Join(ns, ","), c.selector.String(), strings.Join(ids, "\x00"))
+	c.base = fmt.Sprintf("%s|%s|%s|%s", c.GVK, strings.Join(ns, ","), c.selector.String(), strings.Join(ids, "\x00"))
+	c.id = c.base + "|" + c.fields.String()
 	return c, nil
+}
+
+// SetRead tells what the declaring policy reads of the objects (with its
+// index keys'): the store keeps only that of each. Until told, it keeps
+// them whole.
+func (c *Compiled) SetRead(r Read) {
+	if c.Selector != nil { // the store matches the selector on what it holds
+		r.Values = append(r.Values, []string{"metadata", "labels"})
+	}
+	c.fields = treeOf(r)
+	c.id = c.base + "|" + c.fields.String()
+}
+
+// Keeps describes what the store keeps of each object, for lint and docs:
+// "*" for whole objects.
+func (c *Compiled) Keeps() string { return c.fields.String() }
+
+// IndexKeys are the declared index keys' expressions, for the analysis of
+// what a policy reads (the keys read the objects too).
+func (c *Compiled) IndexKeys() []string {
+	out := make([]string, len(c.Indexes))
+	for i, ix := range c.Indexes {
+		out[i] = ix.Key
+	}
+	return out
 }
 
 // selects tells whether the declaration covers an object of its kind.

@@ -32,6 +32,8 @@ type Sink interface {
 type Store struct {
 	mu    sync.RWMutex
 	kinds map[schema.GroupVersionKind]*kindState
+	// generations counts the kinds made, each its generation.
+	generations int
 
 	// subMu guards onChange's subscribers (use.go).
 	subMu       sync.Mutex
@@ -59,6 +61,12 @@ type entry struct {
 }
 
 type kindState struct {
+	// generation tells a kind made again (Use) from the one before it.
+	generation int
+	// fields is the union of what its declarations keep (nil: whole
+	// objects); declared says a declaration has set it.
+	fields   *fieldNode
+	declared bool
 	complete bool
 	why      error // why it is unavailable, nil when not said
 	objects  map[objKey]*entry
@@ -87,6 +95,11 @@ func (s *Store) Register(c *Compiled) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := s.kind(c.GVK)
+	if !k.declared {
+		k.fields, k.declared = c.fields, true
+	} else {
+		k.fields = union(k.fields, c.fields)
+	}
 	if _, ok := k.views[c.id]; ok {
 		return
 	}
@@ -116,25 +129,33 @@ func (s *Store) Kinds() []schema.GroupVersionKind {
 func (s *Store) kind(gvk schema.GroupVersionKind) *kindState {
 	k := s.kinds[gvk]
 	if k == nil {
-		k = &kindState{objects: map[objKey]*entry{}, views: map[string]*view{}}
+		s.generations++
+		k = &kindState{generation: s.generations, objects: map[objKey]*entry{}, views: map[string]*view{}}
 		s.kinds[gvk] = k
 	}
 	return k
 }
 
 // Upsert adds or replaces an object of a declared kind (others are
-// ignored), trimmed (Trim) and indexed by every declaration covering it.
-func (s *Store) Upsert(obj *unstructured.Unstructured) {
+// ignored), trimmed (Trim) to the fields its declarations keep, and
+// indexed by every declaration covering it.
+func (s *Store) Upsert(obj *unstructured.Unstructured) { s.upsert(obj, false) }
+
+// upsert is Upsert of an object projected already (Project), or not.
+func (s *Store) upsert(obj *unstructured.Unstructured, projected bool) {
 	gvk := obj.GroupVersionKind()
-	content := Trim(gvk, obj.Object)
-	e := &entry{key: objKey{obj.GetNamespace(), obj.GetName()}, labels: obj.GetLabels(),
-		val: types.DefaultTypeAdapter.NativeToValue(content)}
 	s.mu.Lock()
 	k := s.kinds[gvk]
 	if k == nil {
 		s.mu.Unlock()
 		return
 	}
+	content := obj.Object
+	if !projected {
+		content = project(gvk, content, k.fields)
+	}
+	e := &entry{key: objKey{obj.GetNamespace(), obj.GetName()}, labels: obj.GetLabels(),
+		val: types.DefaultTypeAdapter.NativeToValue(content)}
 	if old := k.objects[e.key]; old != nil {
 		for _, v := range k.views {
 			v.remove(old)

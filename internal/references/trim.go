@@ -49,3 +49,12 @@ func Trim(gvk schema.GroupVersionKind, obj map[string]any) map[string]any {
 	out["metadata"] = m
 	return out
 }
+
+// project is Trim, then what fields keep (all of it when nil).
+func project(gvk schema.GroupVersionKind, obj map[string]any, fields *fieldNode) map[string]any {
+	out := Trim(gvk, obj)
+	if fields == nil {
+		return out
+	}
+	return fields.keep(out).(map[string]any)
+}
