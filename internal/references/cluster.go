@@ -52,9 +52,9 @@ type watch struct {
 	cancel context.CancelFunc
 	// generation is the store's of the kind it fills (Store.Generation).
 	generation int
-	mu     sync.Mutex
-	synced bool
-	err    error
+	mu         sync.Mutex
+	synced     bool
+	err        error
 }
 
 func (w *watch) set(synced bool, err error) {
