@@ -126,7 +126,7 @@ func (c *Compiled) SetRead(r Read) {
 	c.id = c.base + "|" + c.fields.String()
 }
 
-// Keeps describes what the store keeps of each object, for lint and docs:
+// Keeps describes what the store keeps of each object, for messages and tests:
 // "*" for whole objects.
 func (c *Compiled) Keeps() string { return c.fields.String() }
 

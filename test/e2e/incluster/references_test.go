@@ -64,9 +64,10 @@ func TestReferencesWithDeployRBAC(t *testing.T) {
 		err := createCopy()
 		return err != nil && strings.Contains(err.Error(), "tollgate may not list ingresses.networking.k8s.io")
 	})
-	if err := createPod(); err == nil || !strings.Contains(err.Error(), "tollgate may not list secrets") {
-		t.Errorf("a Pod with an image pull Secret, Secrets not granted: %v, want an error naming them", err)
-	}
+	framework.WaitFor(t, 30*time.Second, "a Pod with an image pull Secret denied, naming Secrets", func() bool {
+		err := createPod()
+		return err != nil && strings.Contains(err.Error(), "tollgate may not list secrets")
+	})
 
 	kubectl := func(args ...string) {
 		t.Helper()
