@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"sync"
 	"time"
 
@@ -17,6 +15,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/tollgate-dev/tollgate/internal/notify"
 )
 
 // remapAfter bounds how often an unknown param kind is looked up again
@@ -33,10 +33,9 @@ type Store struct {
 	// users are the kinds each user of the store asked for (Use, UseFor);
 	// the store watches their union.
 	users map[string][]schema.GroupVersionKind
-	// onChange are told of every param added, changed or deleted, by
-	// subscription (OnChange).
-	onChange    map[int]func(schema.GroupVersionKind)
-	subscribers int
+	// changes are told of every param added, changed or deleted
+	// (OnChange).
+	changes notify.Subscribers[schema.GroupVersionKind]
 }
 
 // serverUser is Use's user: the admission path, whose kinds /readyz waits for.
@@ -66,8 +65,7 @@ type kind struct {
 }
 
 func newStore(ctx context.Context, src source) *Store {
-	return &Store{ctx: ctx, src: src, kinds: map[schema.GroupVersionKind]*kind{}, users: map[string][]schema.GroupVersionKind{},
-		onChange: map[int]func(schema.GroupVersionKind){}}
+	return &Store{ctx: ctx, src: src, kinds: map[schema.GroupVersionKind]*kind{}, users: map[string][]schema.GroupVersionKind{}}
 }
 
 // Use makes the store watch exactly these param kinds for the admission
@@ -113,7 +111,7 @@ func (s *Store) start(gvk schema.GroupVersionKind) *kind {
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	inf := s.src.informer(mapping.Resource)
-	if _, err := inf.Informer().AddEventHandler(changeHandler(gvk, s.notify)); err != nil {
+	if _, err := inf.Informer().AddEventHandler(changeHandler(gvk, s.changes.Notify)); err != nil {
 		cancel()
 		return &kind{err: fmt.Errorf("params of kind %v: %w", gvk, err), tried: time.Now()}
 	}
@@ -200,26 +198,7 @@ func (s *Store) SyncedFor(user string) error {
 // from the informers' goroutines, until remove is called: a policy's
 // verdict on stored objects may change with it.
 func (s *Store) OnChange(f func(schema.GroupVersionKind)) (remove func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.subscribers++
-	id := s.subscribers
-	s.onChange[id] = f
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		delete(s.onChange, id)
-	}
-}
-
-// notify tells OnChange's subscribers of a change of kind gvk.
-func (s *Store) notify(gvk schema.GroupVersionKind) {
-	s.mu.Lock()
-	fs := slices.Collect(maps.Values(s.onChange))
-	s.mu.Unlock()
-	for _, f := range fs {
-		f(gvk)
-	}
+	return s.changes.Add(f)
 }
 
 func changeHandler(gvk schema.GroupVersionKind, f func(schema.GroupVersionKind)) cache.ResourceEventHandler {

@@ -11,6 +11,8 @@ import (
 	"github.com/google/cel-go/common/types/ref"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/tollgate-dev/tollgate/internal/notify"
 )
 
 // Sink is what fills a store: the offline reader from files, informers in
@@ -35,10 +37,8 @@ type Store struct {
 	// generations counts the kinds made, each its generation.
 	generations int
 
-	// subMu guards onChange's subscribers (use.go).
-	subMu       sync.Mutex
-	onChange    map[int]func(schema.GroupVersionKind)
-	subscribers int
+	// changes are told of each change of a kind (OnChange).
+	changes notify.Subscribers[schema.GroupVersionKind]
 }
 
 var _ Sink = (*Store)(nil)
@@ -166,7 +166,7 @@ func (s *Store) upsert(obj *unstructured.Unstructured, projected bool) {
 		v.add(e)
 	}
 	s.mu.Unlock()
-	s.notify(gvk)
+	s.changes.Notify(gvk)
 }
 
 // Delete takes an object out.
@@ -185,7 +185,7 @@ func (s *Store) Delete(gvk schema.GroupVersionKind, namespace, name string) {
 	}
 	s.mu.Unlock()
 	if old != nil {
-		s.notify(gvk)
+		s.changes.Notify(gvk)
 	}
 }
 
@@ -199,7 +199,7 @@ func (s *Store) Complete(gvk schema.GroupVersionKind) {
 	}
 	s.mu.Unlock()
 	if changed {
-		s.notify(gvk)
+		s.changes.Notify(gvk)
 	}
 }
 

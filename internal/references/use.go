@@ -1,9 +1,6 @@
 package references
 
 import (
-	"maps"
-	"slices"
-
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -75,28 +72,5 @@ func (s *Store) Project(gvk schema.GroupVersionKind, obj map[string]any) map[str
 // the store holds the change), until remove is called: a verdict that
 // reads the kind may have changed with it.
 func (s *Store) OnChange(f func(schema.GroupVersionKind)) (remove func()) {
-	s.subMu.Lock()
-	defer s.subMu.Unlock()
-	if s.onChange == nil {
-		s.onChange = map[int]func(schema.GroupVersionKind){}
-	}
-	s.subscribers++
-	id := s.subscribers
-	s.onChange[id] = f
-	return func() {
-		s.subMu.Lock()
-		defer s.subMu.Unlock()
-		delete(s.onChange, id)
-	}
-}
-
-// notify tells OnChange's subscribers of a change of kind gvk; called
-// without s.mu held.
-func (s *Store) notify(gvk schema.GroupVersionKind) {
-	s.subMu.Lock()
-	fs := slices.Collect(maps.Values(s.onChange))
-	s.subMu.Unlock()
-	for _, f := range fs {
-		f(gvk)
-	}
+	return s.changes.Add(f)
 }
