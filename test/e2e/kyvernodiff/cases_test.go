@@ -86,6 +86,10 @@ type policyCase struct {
 // with validationActions [Deny] (the corpus's are mostly Audit, which admits
 // everything) and a namespaceSelector on its namespace; nothing else changes.
 func loadCorpus(dir string) ([]policyCase, error) {
+	edgeRaw, err := os.ReadFile("testdata/edge-objects.yaml")
+	if err != nil {
+		return nil, err
+	}
 	var out []policyCase
 	for _, suite := range corpusPolicies {
 		name := filepath.Base(suite)
@@ -103,7 +107,8 @@ func loadCorpus(dir string) ([]policyCase, error) {
 			return nil, fmt.Errorf("%s: %w", suite, err)
 		}
 		c.docs = [][]byte{doc}
-		if c.objects, err = objects(resources); err != nil {
+		// The suite's objects, and the edge cases' too.
+		if c.objects, err = objects(append(append(resources, []byte("\n---\n")...), edgeRaw...)); err != nil {
 			return nil, fmt.Errorf("%s: %w", suite, err)
 		}
 		out = append(out, c)

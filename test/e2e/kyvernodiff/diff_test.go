@@ -80,11 +80,7 @@ func TestKyvernoDifferential(t *testing.T) {
 	if err := kyvernoCRDs(env.Config); err != nil {
 		t.Fatal(err)
 	}
-	work, err := os.MkdirTemp("", "kyverno-diff-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("logs in %s", work)
+	work := t.TempDir()
 	kubeconfig := filepath.Join(work, "admin.kubeconfig")
 	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
 		t.Fatal(err)
@@ -128,19 +124,36 @@ func TestKyvernoDifferential(t *testing.T) {
 			switch {
 			case k.Other != "":
 				other++
+				t.Logf("%s: refused by the apiserver on both sides: %.150s", key, k.Other)
 			case !k.Allowed:
 				denied++
 			case len(k.Warnings) > 0:
 				warned++
 			}
-			if k.String() != g.String() {
+			why, known := deliberate[key]
+			switch {
+			case k.String() != g.String() && known:
 				differ++
-				t.Errorf("%s: %s (policy %s)\n  Kyverno:  %s\n  tollgate: %s", key, o.GetName(), c.name, k, g)
+				t.Logf("%s (policy %s), deliberately:\n  Kyverno:  %s\n  tollgate: %s\n  why: %s", key, c.name, k, g, why)
+			case k.String() != g.String():
+				differ++
+				t.Errorf("%s (policy %s):\n  Kyverno:  %s\n  tollgate: %s", key, c.name, k, g)
+			case known:
+				t.Errorf("%s (policy %s): listed as a deliberate difference, but both say %s", key, c.name, k)
 			}
 		}
 	}
-	t.Logf("%d policies x their objects = %d requests per engine: %d denied, %d admitted with warnings, %d admitted, %d invalid (refused by the apiserver itself); %d differ; %s in all",
-		len(cases), pairs, denied, warned, pairs-denied-warned-other, other, differ, time.Since(start).Round(time.Second))
+	t.Logf("%d policies x their objects = %d requests per engine: %d denied, %d admitted with warnings, %d admitted, %d invalid (refused by the apiserver itself); %d differ (%d deliberately); %s in all",
+		len(cases), pairs, denied, warned, pairs-denied-warned-other, other, differ, len(deliberate), time.Since(start).Round(time.Second))
+}
+
+// deliberate are the answers where tollgate differs from Kyverno on
+// purpose, by namespace/kind/name, with why (docs/policies.md says it too).
+var deliberate = map[string]string{
+	"kd-edge-namespaced/Deployment/web": "Kyverno 1.19 sends a NamespacedValidatingPolicy the Pod controllers autogen covers only when the policy " +
+		"has matchConditions, matchPolicy Exact or timeoutSeconds (pkg/controllers/webhook/validating.go gives the webhook shared by other " +
+		"policies the autogen rules of a ValidatingPolicy only); its engine and its background scans check them (edge-namespaced-conditions " +
+		"is denied by both); tollgate checks them on admission too",
 }
 
 // applyPolicies creates every policy and exception.
