@@ -218,7 +218,7 @@ kyverno: $(KYVERNO)/kyverno ## Build the pinned Kyverno for the differential (ma
 
 $(KYVERNO)/kyverno:
 	mkdir -p $(KYVERNO)
-	@echo "building kyverno (once; a few minutes)"
+	@echo "building kyverno (once; a few minutes)" >&2
 	$(GO) -C hack/kyverno build -o $@.tmp github.com/kyverno/kyverno/cmd/kyverno
 	mv $@.tmp $@
 
