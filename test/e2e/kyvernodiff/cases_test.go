@@ -28,9 +28,10 @@ import (
 const diffLabel = "kyverno-diff"
 
 // corpusPolicies are the suites of test/corpus/kyverno-policies the
-// differential runs: every pod-security-vpol policy and the best-practices
-// ones on Pods. (disallow-default-namespace is left out: it decides on the
-// namespace, which the differential chooses.)
+// differential runs: every pod-security-vpol policy, and the best-practices
+// and other ones on Pods whose suite has resources of its own (the main
+// policy of a suite that has several). (disallow-default-namespace is left
+// out: it decides on the namespace, which the differential chooses.)
 var corpusPolicies = []string{
 	"pod-security-vpol/baseline/disallow-capabilities",
 	"pod-security-vpol/baseline/disallow-host-namespaces",
@@ -58,6 +59,35 @@ var corpusPolicies = []string{
 	"best-practices-vpol/require-probes",
 	"best-practices-vpol/require-ro-rootfs",
 	"best-practices-vpol/restrict-image-registries",
+	"other-vpol/allowed-annotations",
+	"other-vpol/allowed-image-repos",
+	"other-vpol/block-ephemeral-containers",
+	"other-vpol/check-env-vars",
+	"other-vpol/deny-commands-in-exec-probe",
+	"other-vpol/disallow-all-secrets",
+	"other-vpol/disallow-secrets-from-env-vars",
+	"other-vpol/docker-socket-requires-label",
+	"other-vpol/enforce-pod-duration",
+	"other-vpol/ensure-readonly-hostpath",
+	"other-vpol/forbid-cpu-limits",
+	"other-vpol/imagepullpolicy-always",
+	"other-vpol/limit-containers-per-pod",
+	"other-vpol/limit-hostpath-vols",
+	"other-vpol/memory-requests-equal-limits",
+	"other-vpol/metadata-match-regex",
+	"other-vpol/prevent-cr8escape",
+	"other-vpol/require-emptydir-requests-limits",
+	"other-vpol/require-image-checksum",
+	"other-vpol/require-non-root-groups",
+	"other-vpol/require-pod-priorityclassname",
+	"other-vpol/require-qos-burstable",
+	"other-vpol/require-qos-guaranteed",
+	"other-vpol/restrict-annotations",
+	"other-vpol/restrict-controlplane-scheduling",
+	"other-vpol/restrict-deprecated-registry",
+	"other-vpol/restrict-node-affinity",
+	"other-vpol/restrict-secrets-by-name",
+	"other-vpol/restrict-usergroup-fsgroup-id",
 }
 
 // kinds are the objects the differential creates: Pods and the Pod
@@ -97,7 +127,7 @@ func loadCorpus(dir string) ([]policyCase, error) {
 		if err != nil {
 			return nil, err
 		}
-		resources, err := gunzip(filepath.Join(dir, suite, ".kyverno-test", "resource.yaml.gz"))
+		resources, err := suiteResources(filepath.Join(dir, suite, ".kyverno-test"))
 		if err != nil {
 			return nil, err
 		}
@@ -176,6 +206,33 @@ func loadEdges() ([]policyCase, error) {
 	return cases, nil
 }
 
+// suiteResources are the documents of the resource files a suite's
+// kyverno-test.yaml names.
+func suiteResources(dir string) ([]byte, error) {
+	raw, err := gunzip(filepath.Join(dir, "kyverno-test.yaml.gz"))
+	if err != nil {
+		return nil, err
+	}
+	var suite struct {
+		Resources []string `json:"resources"`
+	}
+	if err := yaml.Unmarshal(raw, &suite); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	if len(suite.Resources) == 0 {
+		return nil, fmt.Errorf("%s: kyverno-test.yaml names no resources", dir)
+	}
+	var out []byte
+	for _, r := range suite.Resources {
+		data, err := gunzip(filepath.Join(dir, r+".gz"))
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, "\n---\n"...), data...)
+	}
+	return out, nil
+}
+
 // isolate gives a policy a namespaceSelector on its namespace's diffLabel
 // and, when deny is set, validationActions [Deny].
 func isolate(doc []byte, name string, deny bool) ([]byte, error) {
@@ -219,7 +276,7 @@ func objects(raw []byte) ([]*unstructured.Unstructured, error) {
 		u.SetNamespace("")
 		key := u.GetKind() + "/" + u.GetName()
 		if seen[key] {
-			return nil, fmt.Errorf("%s twice", key)
+			continue // a suite may name a file twice
 		}
 		seen[key] = true
 		out = append(out, u)
