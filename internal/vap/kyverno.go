@@ -74,6 +74,18 @@ func (e *evaluation) kyvernoMessage(i int) string {
 	return e.messages(i)
 }
 
+// messages words failing validation i of a Kyverno policy that has a
+// messageExpression, for this request, with the exceptions variable as the
+// policy's param (cel.KyvernoMessage).
+func (in kyvernoInput) messages(ctx context.Context, n *policy.VAP, params runtime.Object) func(i int) string {
+	return func(i int) string {
+		if i >= len(n.Validator.Messages) || n.Validator.Messages[i] == nil {
+			return cel.KyvernoDefaultMessage(i)
+		}
+		return cel.KyvernoMessage(n.Validator.Messages[i].Validate(ctx, in.resource, in.va, params, in.ns, in.authz), i)
+	}
+}
+
 // kyvernoCause is the error of validation i as Kyverno words it, bare: the
 // apiserver's evaluator says "expression '<expression>' resulted in error:
 // <cause>" (k8s.io/apiserver/pkg/admission/plugin/cel/activation.go), and

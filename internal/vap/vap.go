@@ -153,6 +153,7 @@ func evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 		if whole || exceptions == nil || !e.kyvernoConditionsMet(ctx, n, in, exceptions) {
 			return e.finish(), nil
 		}
+		e.messages = in.messages(ctx, n, exceptions)
 	}
 	if len(n.Bindings) == 0 {
 		e.notApplied(NoBinding)
@@ -191,14 +192,6 @@ func evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 				continue
 			}
 			e.applied = true
-			if n.Kyverno != nil {
-				e.messages = func(i int) string {
-					if i >= len(n.Validator.Messages) || n.Validator.Messages[i] == nil {
-						return cel.KyvernoDefaultMessage(i)
-					}
-					return cel.KyvernoMessage(n.Validator.Messages[i].Validate(ctx, resource, va, param, ns, authz), i)
-				}
-			}
 			e.record(b, res)
 		}
 	}
@@ -213,9 +206,7 @@ type evaluation struct {
 	denied   []denial
 	failures []failure
 	audit    map[string]string
-	// messages words a Kyverno policy's failing validation i that has a
-	// messageExpression, for the request being evaluated.
-	messages func(i int) string
+	messages func(i int) string // words a Kyverno policy's failing validation i (kyvernoInput.messages)
 	// applied: some binding's validations ran; else why lists, per binding
 	// (or param), why they did not.
 	applied bool
