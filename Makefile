@@ -44,13 +44,19 @@ HELM_KEY := $(shell cat hack/helm/go.mod hack/helm/go.sum | sha256sum | cut -c1-
 HELM := $(CACHE_DIR)/helm/$(HELM_KEY)
 HELM_VERSION := $(shell awk '$$1=="require" && $$2=="helm.sh/helm/v3"{print $$3; exit}' hack/helm/go.mod)
 
+# Kyverno, pinned in hack/kyverno/go.mod, for make e2e's differential
+# (test/e2e/kyvernodiff); cached like the control plane, keyed by go.mod,
+# go.sum and the Go release (a cold build takes about 4 minutes).
+KYVERNO_KEY := $(shell (cat hack/kyverno/go.mod hack/kyverno/go.sum; echo $(GOTOOLCHAIN)) | sha256sum | cut -c1-12)
+KYVERNO := $(CACHE_DIR)/kyverno/$(KYVERNO_KEY)
+
 # The release: the image's tag (make image), the chart's appVersion and
 # deploy/'s image tag, which make chart checks agree with it.
 VERSION := $(shell cat VERSION)
 IMAGE_REPOSITORY ?= ghcr.io/tollgate-dev/tollgate
 IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
 
-.PHONY: image e2e-image image-test run build test fuzz unit pod-security e2e control-plane lint clean bench fuzz-short vulncheck soak chart e2e-chart audit-scale
+.PHONY: kyverno image e2e-image image-test run build test fuzz unit pod-security e2e control-plane lint clean bench fuzz-short vulncheck soak chart e2e-chart audit-scale
 .DEFAULT_GOAL := build
 
 run: ## Serve on :8443 with the embedded defaults and a self-signed certificate.
@@ -204,8 +210,17 @@ PSS_GENERATED ?= 10000
 pod-security: ## The library's Pod Security policies decided as k8s.io/pod-security-admission decides, Pod by Pod.
 	$(GO) test -count=1 -run 'TestPodSecurity' ./policies -v -pss.generated $(PSS_GENERATED)
 
-e2e: control-plane $(HELM)/helm e2e-image
-	KUBEBUILDER_ASSETS=$(ASSETS) TOLLGATE_IMAGE=$(CURDIR)/bin/e2e-image/oci TOLLGATE_HELM=$(HELM)/helm $(GO) test -tags e2e -count=1 -timeout 20m -p 1 -v ./test/e2e/... 2>&1 | tee e2e.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:'
+e2e: control-plane $(HELM)/helm $(KYVERNO)/kyverno e2e-image
+	KUBEBUILDER_ASSETS=$(ASSETS) TOLLGATE_IMAGE=$(CURDIR)/bin/e2e-image/oci TOLLGATE_HELM=$(HELM)/helm TOLLGATE_KYVERNO=$(KYVERNO)/kyverno $(GO) test -tags e2e -count=1 -timeout 20m -p 1 -v ./test/e2e/... 2>&1 | tee e2e.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:'
+
+kyverno: $(KYVERNO)/kyverno ## Build the pinned Kyverno for the differential (make e2e builds it too); prints its path.
+	@echo $(KYVERNO)/kyverno
+
+$(KYVERNO)/kyverno:
+	mkdir -p $(KYVERNO)
+	@echo "building kyverno (once; a few minutes)" >&2
+	$(GO) -C hack/kyverno build -o $@.tmp github.com/kyverno/kyverno/cmd/kyverno
+	mv $@.tmp $@
 
 # test/e2e/incluster once more, installed from the Helm chart (helm template,
 # applied server-side) instead of kubectl apply -k deploy/: every test that

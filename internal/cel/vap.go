@@ -30,6 +30,11 @@ type VAP struct {
 	// Conditions itself), in order.
 	Conditions     *VAP
 	ConditionNames []string
+	// Messages are a Kyverno policy's messageExpressions, one per
+	// validation (nil where it has none, and all nil without any), each
+	// compiled apart (see kyvernoMessages) so that KyvernoMessage words a
+	// failing validation as Kyverno does.
+	Messages []*VAP
 }
 
 // CompileVAP compiles a ValidatingAdmissionPolicy as the apiserver does

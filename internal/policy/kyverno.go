@@ -221,7 +221,7 @@ func kyvernoVAP(k *kyvernoPolicy, kind string, actions []admissionregistrationv1
 	}
 	validations := make([]admissionregistrationv1.Validation, len(s.Validations))
 	for i, v := range s.Validations {
-		if v.Message == "" { // also what the apiserver falls back to when a messageExpression gives no text
+		if v.Message == "" { // a messageExpression is worded apart (cel.KyvernoMessage)
 			v.Message = "CEL expression validation failed at index " + strconv.Itoa(i)
 		}
 		validations[i] = v

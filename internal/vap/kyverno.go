@@ -17,6 +17,7 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
+	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -34,11 +35,15 @@ func (e *evaluation) recordKyverno(b *admissionregistrationv1.ValidatingAdmissio
 		if d.Action != validating.ActionDeny && d.Evaluation != validating.EvalError {
 			continue
 		}
-		msg := fmt.Sprintf("Policy %s failed: %s", e.def.Name, d.Message)
+		message := d.Message
+		if d.Evaluation != validating.EvalError && i < len(e.def.Spec.Validations) {
+			message = e.kyvernoMessage(i)
+		}
+		msg := fmt.Sprintf("Policy %s failed: %s", e.def.Name, message)
 		if d.Evaluation == validating.EvalError {
 			msg = fmt.Sprintf("Policy %s error: error: %s", e.def.Name, kyvernoCause(e.def, i, d.Message))
 		}
-		e.out.Failures = append(e.out.Failures, d.Message)
+		e.out.Failures = append(e.out.Failures, message)
 		for _, action := range b.Spec.ValidationActions {
 			switch action {
 			case admissionregistrationv1.Deny:
@@ -46,7 +51,7 @@ func (e *evaluation) recordKyverno(b *admissionregistrationv1.ValidatingAdmissio
 			case admissionregistrationv1.Warn:
 				e.out.Warnings = append(e.out.Warnings, msg)
 			case admissionregistrationv1.Audit:
-				e.failures = append(e.failures, failure{Message: d.Message, Policy: e.def.Name, Binding: b.Name, ExpressionIndex: i, ValidationActions: b.Spec.ValidationActions})
+				e.failures = append(e.failures, failure{Message: message, Policy: e.def.Name, Binding: b.Name, ExpressionIndex: i, ValidationActions: b.Spec.ValidationActions})
 			}
 		}
 		break // the first failing validation only
@@ -58,13 +63,37 @@ func (e *evaluation) recordKyverno(b *admissionregistrationv1.ValidatingAdmissio
 	}
 }
 
+// kyvernoMessage is the message of failing validation i as Kyverno words
+// it: its message as written (the apiserver's evaluator trims it), or,
+// with a messageExpression, what cel.KyvernoMessage makes of it (Kyverno
+// then ignores the message).
+func (e *evaluation) kyvernoMessage(i int) string {
+	if e.def.Spec.Validations[i].MessageExpression == "" || e.messages == nil {
+		return e.def.Spec.Validations[i].Message
+	}
+	return e.messages(i)
+}
+
+// messages words failing validation i of a Kyverno policy that has a
+// messageExpression, for this request, with the exceptions variable as the
+// policy's param (cel.KyvernoMessage).
+func (in kyvernoInput) messages(ctx context.Context, n *policy.VAP, params runtime.Object) func(i int) string {
+	return func(i int) string {
+		if i >= len(n.Validator.Messages) || n.Validator.Messages[i] == nil {
+			return cel.KyvernoDefaultMessage(i)
+		}
+		return cel.KyvernoMessage(n.Validator.Messages[i].Validate(ctx, in.resource, in.va, params, in.ns, in.authz), i)
+	}
+}
+
 // kyvernoCause is the error of validation i as Kyverno words it, bare: the
 // apiserver's evaluator says "expression '<expression>' resulted in error:
-// <cause>" (k8s.io/apiserver/pkg/admission/plugin/cel/activation.go).
+// <cause>" (k8s.io/apiserver/pkg/admission/plugin/cel/activation.go), and
+// wraps the error of a variable in its name (cel.KyvernoVariableCause).
 func kyvernoCause(def *admissionregistrationv1.ValidatingAdmissionPolicy, i int, message string) string {
 	if i < len(def.Spec.Validations) {
 		if cause, ok := strings.CutPrefix(message, "expression '"+def.Spec.Validations[i].Expression+"' resulted in error: "); ok {
-			return cause
+			return cel.KyvernoVariableCause(cause)
 		}
 	}
 	return message

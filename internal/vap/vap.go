@@ -153,6 +153,7 @@ func evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 		if whole || exceptions == nil || !e.kyvernoConditionsMet(ctx, n, in, exceptions) {
 			return e.finish(), nil
 		}
+		e.messages = in.messages(ctx, n, exceptions)
 	}
 	if len(n.Bindings) == 0 {
 		e.notApplied(NoBinding)
@@ -205,6 +206,7 @@ type evaluation struct {
 	denied   []denial
 	failures []failure
 	audit    map[string]string
+	messages func(i int) string // words a Kyverno policy's failing validation i (kyvernoInput.messages)
 	// applied: some binding's validations ran; else why lists, per binding
 	// (or param), why they did not.
 	applied bool
