@@ -20,7 +20,6 @@ import (
 
 var (
 	ingressGVR = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"}
-	secretGVR  = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 )
 
 // testMapper knows Ingresses and Secrets; Reset does nothing (the test
