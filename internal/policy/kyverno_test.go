@@ -88,7 +88,7 @@ func TestKyvernoRejects(t *testing.T) {
 		{"namespaced in v1alpha1", kyverno("v1alpha1", "NamespacedValidatingPolicy", "{name: a, namespace: b}", kyvernoPods+ok), `apiVersion: Unsupported value: "policies.kyverno.io/v1alpha1"`},
 		{"namespaced without namespace", kyverno("v1", "NamespacedValidatingPolicy", "{name: a}", kyvernoPods+ok), "metadata.namespace: Required value"},
 		{"cluster policy with namespace", kyverno("v1", "ValidatingPolicy", "{name: a, namespace: b}", kyvernoPods+ok), "a ValidatingPolicy is cluster-scoped"},
-		{"other kind", kyverno("v1", "MutatingPolicy", "{name: a}", kyvernoPods), `kind: Unsupported value: "MutatingPolicy"`},
+		{"other kind", kyverno("v1", "MutatingPolicy", "{name: a}", kyvernoPods), `MutatingPolicy "a": kind: Unsupported value: "MutatingPolicy"`},
 		{"JSON mode", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+ok+"  evaluation: {mode: JSON}\n"), `spec.evaluation.mode: Unsupported value: "JSON"`},
 		{"no rules", kyverno("v1", "ValidatingPolicy", "{name: a}", ok), "spec.matchConstraints.resourceRules: Required value"},
 		{"bad action", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+ok+"  validationActions: [Block]\n"), `spec.validationActions[0]: Unsupported value: "Block"`},

@@ -156,7 +156,7 @@ func ParseAll(file string, data []byte) ([]*Policy, []*exception.Exception, []*u
 			if kind, decodeK8s := kubernetesDecoder(js); decodeK8s != nil {
 				p, errList := decodeK8s()
 				for _, fe := range errList {
-					name := ""
+					name := metadataName(js)
 					if p != nil {
 						name = p.Name()
 					}
@@ -279,4 +279,16 @@ func isEmptyDocument(doc []byte) bool {
 		}
 	}
 	return true
+}
+
+// metadataName is a document's metadata.name, for naming one that could
+// not be decoded as its kind; "" when it has none.
+func metadataName(js []byte) string {
+	var m struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	_ = json.Unmarshal(js, &m)
+	return m.Metadata.Name
 }
