@@ -72,7 +72,7 @@ func TestMAPRejects(t *testing.T) {
 		{"bad variable", policy(rules + apply + "  variables: [{name: v, expression: 'object.('}]\n"), "spec.variables[0].expression: Invalid value"},
 		{"bad condition", policy(rules + apply + "  matchConditions: [{name: c, expression: '1'}]\n"), "spec.matchConditions[0].expression: Invalid value"},
 		{"unknown field", policy(rules + apply + "  mutationz: []\n"), `unknown field "spec.mutationz"`},
-		{"v1alpha1", strings.Replace(policy(rules+apply), "/v1\n", "/v1alpha1\n", 1), `MutatingAdmissionPolicy "": apiVersion: Unsupported value: "admissionregistration.k8s.io/v1alpha1"`},
+		{"v1alpha1", strings.Replace(policy(rules+apply), "/v1\n", "/v1alpha1\n", 1), `MutatingAdmissionPolicy "m": apiVersion: Unsupported value: "admissionregistration.k8s.io/v1alpha1"`},
 		{"v1beta1 unknown field", strings.Replace(policy(rules+apply+"  mutationz: []\n"), "/v1\n", "/v1beta1\n", 1), `unknown field "spec.mutationz"`},
 	}
 	for _, tt := range tests {
