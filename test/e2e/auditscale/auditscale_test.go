@@ -119,7 +119,7 @@ func TestAuditScale(t *testing.T) {
 	})
 	reported := last.Sub(leader.started)
 	cpu := cpuSeconds(t, apiserver.PID()) - cpuBefore
-	rss, hwm := memory(t, leader.cmd.Process.Pid)
+	rss, hwm := framework.Memory(t, leader.cmd.Process.Pid)
 	heap := leader.metric(t, "go_memstats_heap_inuse_bytes")
 	if file := os.Getenv("TOLLGATE_AUDIT_SCALE_PROFILE"); file != "" {
 		leader.heapProfile(t, file)
@@ -148,7 +148,7 @@ func TestAuditScale(t *testing.T) {
 		return resultOf(t, ctx, dyn, cm.Namespace, string(cm.UID), "cm-owner") == "pass"
 	})
 
-	rssEnd, _ := memory(t, leader.cmd.Process.Pid)
+	rssEnd, _ := framework.Memory(t, leader.cmd.Process.Pid)
 	heapEnd := leader.metric(t, "go_memstats_heap_inuse_bytes")
 
 	t.Logf("RESULT objects=%d namespaces=%d policies=20 binary=%s leader GOMEMLIMIT=%q", created, spaces, bin, os.Getenv("TOLLGATE_LEADER_GOMEMLIMIT"))
@@ -359,28 +359,6 @@ func cpuSeconds(t *testing.T, pid int) float64 {
 	ut, _ := strconv.ParseFloat(f[11], 64)
 	st, _ := strconv.ParseFloat(f[12], 64)
 	return (ut + st) / 100 // USER_HZ
-}
-
-// memory reads a process's resident set and its peak from /proc.
-func memory(t *testing.T, pid int) (rss, peak int64) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		kb, _ := strconv.ParseInt(f[1], 10, 64)
-		switch f[0] {
-		case "VmRSS:":
-			rss = kb << 10
-		case "VmHWM:":
-			peak = kb << 10
-		}
-	}
-	return rss, peak
 }
 
 func tail(s string, n int) string {

@@ -188,7 +188,7 @@ func TestBackgroundAuditScale(t *testing.T) {
 		return results == wantResults
 	})
 	writes := auditWrites(t, leader) - writesBefore
-	rss, hwm := memory(t, leader)
+	rss, hwm := framework.Memory(t, leader.cmd.Process.Pid)
 	t.Logf("10 policies over %d objects in %d namespaces: first complete set of reports %s after the policy file was written (reload every 250ms; evaluating every object: %s); %d reports, %d results; %d report writes; largest report %d bytes; leader RSS %d MiB (peak %d MiB)",
 		2*spaces*perKind, spaces, took.Round(10*time.Millisecond), scanTook(t, leader), reports, results, writes, largest, rss>>20, hwm>>20)
 	time.Sleep(10 * time.Second)
@@ -250,26 +250,4 @@ func scanTook(t *testing.T, r *replica) time.Duration {
 		}
 	}
 	return took
-}
-
-// memory reads a replica's resident set and its peak from /proc.
-func memory(t *testing.T, r *replica) (rss, peak int64) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", r.cmd.Process.Pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		kb, _ := strconv.ParseInt(f[1], 10, 64)
-		switch f[0] {
-		case "VmRSS:":
-			rss = kb << 10
-		case "VmHWM:":
-			peak = kb << 10
-		}
-	}
-	return rss, peak
 }
