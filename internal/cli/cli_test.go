@@ -13,6 +13,21 @@ import (
 
 func run(args ...string) (code int, stdout, stderr string) { return runStdin("", args...) }
 
+// runWant runs a command as a user does and wants its exit code and each
+// of contains somewhere in its output.
+func runWant(t *testing.T, code int, contains []string, args ...string) {
+	t.Helper()
+	got, out, errs := run(args...)
+	if got != code {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", got, code, out, errs)
+	}
+	for _, c := range contains {
+		if !strings.Contains(out+errs, c) {
+			t.Errorf("output lacks %q:\n%s%s", c, out, errs)
+		}
+	}
+}
+
 func runStdin(stdin string, args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
 	code = Main(args, strings.NewReader(stdin), &out, &errb)

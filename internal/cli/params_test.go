@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -91,16 +90,6 @@ func TestCheckParams(t *testing.T) {
 		{"param not given: not found, as in a cluster without it", []string{"check", "-c", config, "-f", small}, 1,
 			[]string{"no params found for policy binding with `Deny` parameterNotFoundAction"}},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			code, out, errs := run(tt.args...)
-			if code != tt.code {
-				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, out, errs)
-			}
-			for _, c := range tt.contains {
-				if !strings.Contains(out+errs, c) {
-					t.Errorf("output lacks %q:\n%s%s", c, out, errs)
-				}
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { runWant(t, tt.code, tt.contains, tt.args...) })
 	}
 }

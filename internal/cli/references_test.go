@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -38,16 +37,6 @@ func TestReferences(t *testing.T) {
 			[]string{"references.budgets is not declared in spec.references (declared: [pdbs])"}},
 		{"the library's suite", []string{"test", "../../policies/tests"}, 0, []string{"references.tollgate-test.yaml: unique-ingress-host edge/storefront-copy: fail", "references.tollgate-test.yaml: hpa-target-exists shop/rollout-hpa: skip", "0 failed"}},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			code, out, errs := run(tt.args...)
-			if code != tt.code {
-				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, out, errs)
-			}
-			for _, c := range tt.contains {
-				if !strings.Contains(out+errs, c) {
-					t.Errorf("output lacks %q:\n%s%s", c, out, errs)
-				}
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { runWant(t, tt.code, tt.contains, tt.args...) })
 	}
 }
