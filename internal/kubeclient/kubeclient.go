@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"os"
 
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -46,4 +49,14 @@ func Config(kubeconfig string) (*rest.Config, error) {
 	}
 	cfg.UserAgent = "tollgate"
 	return cfg, nil
+}
+
+// Mapper maps kinds to resources by the apiserver's discovery, cached, and
+// looked up again when reset (a CustomResourceDefinition made later).
+func Mapper(cfg *rest.Config) (*restmapper.DeferredDiscoveryRESTMapper, error) {
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), nil
 }

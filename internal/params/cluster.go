@@ -7,14 +7,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/tollgate-dev/tollgate/internal/kubeclient"
 )
 
 // resync is the apiserver's resync period for param informers.
@@ -30,11 +29,10 @@ func NewCluster(ctx context.Context, cfg *rest.Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("params: %w", err)
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	mapper, err := kubeclient.Mapper(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("params: %w", err)
 	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 	return newStore(ctx, &cluster{dyn: dyn, restMapper: mapper}), nil
 }
 

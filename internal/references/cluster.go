@@ -13,16 +13,15 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/tollgate-dev/tollgate/internal/kubeclient"
 )
 
 // remapEvery is how often a declared kind the apiserver does not serve is
@@ -74,11 +73,11 @@ func NewCluster(ctx context.Context, cfg *rest.Config, store *Store) (*Cluster, 
 	if err != nil {
 		return nil, fmt.Errorf("references: %w", err)
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	mapper, err := kubeclient.Mapper(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("references: %w", err)
 	}
-	return newCluster(ctx, store, dyn, mc, restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))), nil
+	return newCluster(ctx, store, dyn, mc, mapper), nil
 }
 
 func newCluster(ctx context.Context, store *Store, dyn dynamic.Interface, mc metadata.Interface, mapper meta.ResettableRESTMapper) *Cluster {
@@ -214,7 +213,7 @@ func (c *Cluster) upsert(ctx context.Context, gvk schema.GroupVersionKind, obj a
 	case *unstructured.Unstructured: // projected by the informer's transform
 		c.store.upsert(o, true)
 	default:
-		if u := asUnstructured(gvk, obj); u != nil {
+		if u := fromMetadata(gvk, obj); u != nil {
 			c.store.Upsert(u)
 		}
 	}
@@ -232,20 +231,18 @@ func (c *Cluster) delete(ctx context.Context, gvk schema.GroupVersionKind, obj a
 	}
 }
 
-// asUnstructured is an informer's object as the store takes it: a
-// metadata-only object as apiVersion, kind and metadata.
-func asUnstructured(gvk schema.GroupVersionKind, obj any) *unstructured.Unstructured {
-	switch o := obj.(type) {
-	case *unstructured.Unstructured:
-		return o
-	case *metav1.PartialObjectMetadata:
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&o.ObjectMeta)
-		if err != nil {
-			return nil
-		}
-		u := &unstructured.Unstructured{Object: map[string]any{"metadata": m}}
-		u.SetGroupVersionKind(gvk)
-		return u
+// fromMetadata is a metadata-only informer's object as the store takes
+// it: apiVersion, kind and metadata; nil for anything else.
+func fromMetadata(gvk schema.GroupVersionKind, obj any) *unstructured.Unstructured {
+	o, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return nil
 	}
-	return nil
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&o.ObjectMeta)
+	if err != nil {
+		return nil
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"metadata": m}}
+	u.SetGroupVersionKind(gvk)
+	return u
 }

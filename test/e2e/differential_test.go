@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,24 +28,7 @@ import (
 )
 
 // warnings collects the warnings of one request at a time.
-type warnings struct {
-	mu   sync.Mutex
-	list []string
-}
-
-func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.list = append(w.list, text)
-}
-
-func (w *warnings) take() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := w.list
-	w.list = nil
-	return out
-}
+type warnings = framework.Warnings
 
 // TestVAPDifferential applies the same ValidatingAdmissionPolicies natively
 // (bound to namespace diff-native), through tollgate (bound to
@@ -164,7 +146,7 @@ func createIn(ctx context.Context, t *testing.T, client kubernetes.Interface, w 
 	t.Helper()
 	obj = obj.DeepCopyObject()
 	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
-	w.take()
+	w.Take()
 	var err error
 	switch o := obj.(type) {
 	case *corev1.Pod:
@@ -180,7 +162,7 @@ func createIn(ctx context.Context, t *testing.T, client kubernetes.Interface, w 
 	default:
 		t.Fatalf("unexpected %T", obj)
 	}
-	a := answer{allowed: err == nil, warnings: w.take()}
+	a := answer{allowed: err == nil, warnings: w.Take()}
 	if err != nil {
 		a.raw = err.Error()
 		var status apierrors.APIStatus

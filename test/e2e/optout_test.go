@@ -55,12 +55,12 @@ func TestOptOutRestrictedByNamespaceLabel(t *testing.T) {
 	optingOut := map[string]string{"tollgate.dev/inject": "false"}
 	create := func(t *testing.T, ns, name string, annotations map[string]string) (*corev1.Pod, []string) {
 		t.Helper()
-		w.take()
+		w.Take()
 		p, err := client.CoreV1().Pods(ns).Create(ctx(t), pod(name, env("dev"), annotations), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err != nil {
 			t.Fatalf("create %s/%s: %v", ns, name, err)
 		}
-		return p, w.take()
+		return p, w.Take()
 	}
 	hasProxy := func(p *corev1.Pod) bool {
 		return count(p.Spec.Containers, func(c corev1.Container) bool { return c.Name == "proxy" }) == 1

@@ -227,18 +227,6 @@ func same(a, b map[string]answer) bool {
 	return true
 }
 
-// warningSink collects the warnings of the requests of one client.
-type warningSink struct {
-	mu   sync.Mutex
-	list []string
-}
-
-func (w *warningSink) HandleWarningHeader(_ int, _ string, text string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.list = append(w.list, text)
-}
-
 // run creates every object in its policy's namespace with dryRun=All, eight
 // at a time, each worker with a client of its own so that a request's
 // warnings are its own.
@@ -254,7 +242,7 @@ func run(t *testing.T, cfg *rest.Config, cases []policyCase) map[string]answer {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for range 8 {
-		w := &warningSink{}
+		w := &framework.Warnings{}
 		c := rest.CopyConfig(cfg)
 		c.WarningHandler = w
 		c.QPS, c.Burst = -1, -1
@@ -273,10 +261,7 @@ func run(t *testing.T, cfg *rest.Config, cases []policyCase) map[string]answer {
 				} else {
 					_, err = dyn.Resource(kinds[o.GetKind()]).Namespace(j.ns).Create(context.Background(), o, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 				}
-				w.mu.Lock()
-				a := answer{Allowed: err == nil, Warnings: w.list}
-				w.list = nil
-				w.mu.Unlock()
+				a := answer{Allowed: err == nil, Warnings: w.Take()}
 				sort.Strings(a.Warnings)
 				if err != nil {
 					msg := err.Error()
