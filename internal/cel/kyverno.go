@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/cel/environment"
+
+	refs "github.com/tollgate-dev/tollgate/internal/references"
 )
 
 // CompileKyverno compiles a ValidatingAdmissionPolicy made of a Kyverno
@@ -25,8 +27,10 @@ import (
 // DefaultEnvOptionsWithCompat): cel-go's bindings (cel.bind), encoders
 // (base64), math, protos and regex extensions, numeric comparisons across
 // types, and orValue on a value that is not optional giving the value, as
-// cel-go before v0.28 did. Kyverno's own libraries (resource, http, image,
-// globalContext, ...) are not there.
+// cel-go before v0.28 did. Of Kyverno's own libraries, only resource.Get
+// and resource.List are there, for a policy that calls them (res, see
+// kyvernoresource.go): the compiled policy reads no store until ForStore
+// gives it one.
 //
 // Its matchConditions are compiled apart, as the validations of Conditions,
 // because Kyverno evaluates them with namespaceObject, which the
@@ -35,8 +39,32 @@ import (
 // exceptionsParam says the policy's expressions read Kyverno's exceptions
 // variable, renamed params (RenameIdent): the evaluator passes the
 // exceptions' values as the policy's param, declared for every expression.
-func CompileKyverno(vap *admissionregistrationv1.ValidatingAdmissionPolicy, exceptionsParam bool) (*VAP, field.ErrorList) {
-	envs, err := kyvernoEnv()
+func CompileKyverno(vap *admissionregistrationv1.ValidatingAdmissionPolicy, exceptionsParam bool, res *KyvernoResources) (*VAP, field.ErrorList) {
+	compiled, errs := compileKyverno(vap, exceptionsParam, res, nil)
+	for _, e := range errs { // the compiler names the functions resource.Get and resource.List are rewritten to
+		e.Detail = strings.NewReplacer(kyvernoGetFunction, "resource.Get", kyvernoListFunction, "resource.List", "'(kubernetes.AdmissionRequest, ", "'(").Replace(e.Detail)
+	}
+	if len(errs) > 0 || res == nil || len(res.Resources) == 0 {
+		return compiled, errs
+	}
+	compiled.kyverno = &kyvernoBound{compile: func(store *refs.Store) (*VAP, error) {
+		c, errs := compileKyverno(vap, exceptionsParam, res, store)
+		if len(errs) > 0 {
+			return nil, fmt.Errorf("policy %s compiled with the store of referenced objects: %w", vap.Name, errs.ToAggregate())
+		}
+		return c, nil
+	}}
+	return compiled, nil
+}
+
+// compileKyverno is CompileKyverno with Kyverno's resource library, when
+// the policy calls it, reading store.
+func compileKyverno(vap *admissionregistrationv1.ValidatingAdmissionPolicy, exceptionsParam bool, res *KyvernoResources, store *refs.Store) (*VAP, field.ErrorList) {
+	var lib *kyvernoStore
+	if res != nil && len(res.Resources) > 0 {
+		lib = &kyvernoStore{res: res, store: store}
+	}
+	envs, err := kyvernoEnv(lib)
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), fmt.Errorf("the CEL environment of Kyverno policies: %w", err))}
 	}
@@ -150,7 +178,7 @@ func KyvernoDefaultMessage(i int) string {
 // CompileKyvernoConditions compiles the matchConditions of a Kyverno
 // PolicyException in Kyverno's environment (see Conditions).
 func CompileKyvernoConditions(name string, conditions []admissionregistrationv1.MatchCondition, fp admissionregistrationv1.FailurePolicyType) (*VAP, field.ErrorList) {
-	envs, err := kyvernoEnv()
+	envs, err := kyvernoEnv(nil)
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), fmt.Errorf("the CEL environment of Kyverno policies: %w", err))}
 	}
@@ -184,8 +212,10 @@ func kyvernoConditions(name string, conditions []admissionregistrationv1.MatchCo
 	return compiled, nil
 }
 
-func kyvernoEnv() (*environment.EnvSet, error) {
-	return environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Extend(environment.VersionedOptions{
+// kyvernoEnv is Kyverno's environment, with its resource library on lib
+// when a policy calls it.
+func kyvernoEnv(lib *kyvernoStore) (*environment.EnvSet, error) {
+	opts := []environment.VersionedOptions{{
 		IntroducedVersion: version.MajorMinor(1, 0),
 		EnvOptions: []cel.EnvOption{
 			cel.CrossTypeNumericComparisons(true),
@@ -199,7 +229,11 @@ func kyvernoEnv() (*environment.EnvSet, error) {
 				cel.Overload("__orValueCompat___dyn_dyn", []*cel.Type{cel.DynType, cel.DynType}, cel.DynType,
 					cel.BinaryBinding(orValueCompat))),
 		},
-	})
+	}}
+	if lib != nil {
+		opts = append(opts, kyvernoResourceOptions(lib))
+	}
+	return environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Extend(opts...)
 }
 
 // orValueCompatMacro rewrites x.orValue(y) to __orValueCompat__(x, y), as

@@ -35,6 +35,9 @@ type VAP struct {
 	// compiled apart (see kyvernoMessages) so that KyvernoMessage words a
 	// failing validation as Kyverno does.
 	Messages []*VAP
+	// kyverno compiles a Kyverno policy that calls Kyverno's resource
+	// library again for each store it reads (ForStore); nil for others.
+	kyverno *kyvernoBound
 }
 
 // CompileVAP compiles a ValidatingAdmissionPolicy as the apiserver does

@@ -37,6 +37,8 @@ type builtin struct {
 type builtinKinds struct {
 	byGVK map[schema.GroupVersionKind]builtin
 	byGK  map[schema.GroupKind]builtin
+	// byGVR maps each resource back to its kind.
+	byGVR map[schema.GroupVersionResource]schema.GroupVersionKind
 	// versions are the served versions of each group and kind.
 	versions map[schema.GroupKind][]string
 }
@@ -48,6 +50,7 @@ func readBuiltins() (*builtinKinds, error) {
 	b := &builtinKinds{
 		byGVK:    map[schema.GroupVersionKind]builtin{},
 		byGK:     map[schema.GroupKind]builtin{},
+		byGVR:    map[schema.GroupVersionResource]schema.GroupVersionKind{},
 		versions: map[schema.GroupKind][]string{},
 	}
 	core, err := discovery.ReadFile("discovery/api__v1.json")
@@ -99,6 +102,7 @@ func (b *builtinKinds) add(gvk schema.GroupVersionKind, resource string, namespa
 		return fmt.Errorf("discovery: %v is served as %s and %s", gvk, prev.resource, resource)
 	}
 	b.byGVK[gvk] = k
+	b.byGVR[gvk.GroupVersion().WithResource(resource)] = gvk
 	gk := gvk.GroupKind()
 	if prev, ok := b.byGK[gk]; ok && prev != k {
 		return fmt.Errorf("discovery: %v is served as %v and %v", gk, prev, k)
@@ -121,4 +125,18 @@ func Builtin(gvk schema.GroupVersionKind) (gvr schema.GroupVersionResource, name
 		return gvr, false, false
 	}
 	return gvk.GroupVersion().WithResource(k.resource), k.namespaced, true
+}
+
+// BuiltinKind maps a resource kube-apiserver serves built in (configmaps
+// at v1) to its kind and scope; ok is false for any other resource or
+// version, and for a subresource.
+func BuiltinKind(gvr schema.GroupVersionResource) (gvk schema.GroupVersionKind, namespaced, ok bool) {
+	b, err := builtins()
+	if err != nil {
+		panic(err) // as in Builtin
+	}
+	if gvk, ok = b.byGVR[gvr]; !ok {
+		return gvk, false, false
+	}
+	return gvk, b.byGVK[gvk].namespaced, true
 }

@@ -38,6 +38,11 @@ type Input struct {
 	// policies' spec.references read (--references), besides Manifests,
 	// which are all candidates too.
 	ReferencePaths []string
+	// References are more objects the references read (a Kyverno test's
+	// context); with OnlyReferences, the only ones: Manifests are not
+	// candidates.
+	References     []*unstructured.Unstructured
+	OnlyReferences bool
 }
 
 // ExternalFor is what the set's policies read offline, taken from the
@@ -91,10 +96,13 @@ func ExternalFor(ctx context.Context, set *policy.Set, in Input) (external.Sourc
 	if err != nil {
 		return ext, err
 	}
-	candidates, err := unstructuredOf(in.Manifests)
-	if err != nil {
-		return ext, err
+	var candidates []*unstructured.Unstructured
+	if !in.OnlyReferences {
+		if candidates, err = unstructuredOf(in.Manifests); err != nil {
+			return ext, err
+		}
 	}
+	candidates = append(candidates, in.References...)
 	if len(in.ReferencePaths) > 0 {
 		more, err := manifest.Read(in.ReferencePaths, nil)
 		if err != nil {
@@ -106,7 +114,7 @@ func ExternalFor(ctx context.Context, set *policy.Set, in Input) (external.Sourc
 		}
 		candidates = append(candidates, us...)
 	}
-	given := len(in.Manifests) > 0 || len(in.ReferencePaths) > 0
+	given := len(in.Manifests) > 0 || len(in.ReferencePaths) > 0 || in.OnlyReferences
 	ext.References = referenceStore(set, candidates, given, errNoReferences, in.Kinds, in.DefaultNamespace)
 	return ext, nil
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -95,6 +96,10 @@ type Kyverno struct {
 	Admission, Background bool
 	// controllers: see AutogenControllers.
 	controllers []string
+	// resources are what it reads through Kyverno's resource library
+	// (kyvernoresource.go), nil for nothing; its autogen policies read
+	// the same.
+	resources *cel.KyvernoResources
 	// Exceptions are the policies.kyverno.io PolicyExceptions naming the
 	// policy, in load order (kyvernoexception.go); its autogen policies
 	// share them.
@@ -178,16 +183,20 @@ func decodeKyverno(kind, version string, js []byte) (*Policy, field.ErrorList) {
 	if params := kyvernoParams(s); len(params) > 0 {
 		return named, params
 	}
+	res, rerrs := kyvernoResources(k, kind)
+	if len(rerrs) > 0 {
+		return named, rerrs
+	}
 	vap, binding, exceptions := kyvernoVAP(k, kind, actions)
 	defaultMatchResources(vap.Spec.MatchConstraints)
-	compiled, cerrs := cel.CompileKyverno(vap, exceptions)
+	validator, cerrs := cel.CompileKyverno(vap, exceptions, res)
 	if len(cerrs) > 0 {
 		if lerrs := kyvernoLibraries(s); len(lerrs) > 0 {
 			return named, lerrs
 		}
 		return named, cerrs
 	}
-	info := &Kyverno{Kind: kind, Namespace: k.Namespace, Admission: s.Evaluation == nil || s.Evaluation.Admission.on(), Background: s.Evaluation == nil || s.Evaluation.Background.on()}
+	info := &Kyverno{Kind: kind, Namespace: k.Namespace, resources: res, Admission: s.Evaluation == nil || s.Evaluation.Admission.on(), Background: s.Evaluation == nil || s.Evaluation.Background.on()}
 	autogen, aerrs := kyvernoAutogen(k, kind, actions, info)
 	if len(aerrs) > 0 {
 		return named, aerrs
@@ -195,8 +204,9 @@ func decodeKyverno(kind, version string, js []byte) (*Policy, field.ErrorList) {
 	return &Policy{
 		Metadata: Metadata{Name: k.Name, Labels: k.Labels, Annotations: k.Annotations},
 		Spec:     Spec{FailurePolicy: failurePolicyOf(*vap.Spec.FailurePolicy)},
-		VAP: &VAP{Policy: vap, Bindings: []*admissionregistrationv1.ValidatingAdmissionPolicyBinding{binding}, Validator: compiled,
+		VAP: &VAP{Policy: vap, Bindings: []*admissionregistrationv1.ValidatingAdmissionPolicyBinding{binding}, Validator: validator,
 			Kyverno: info, Autogen: autogen},
+		compiled: compiled{references: kyvernoDeclarations(res)},
 	}, nil
 }
 
@@ -263,14 +273,15 @@ var kyvernoFunction = regexp.MustCompile(`(?:^|[^.?\w])(parseServiceAccount|pars
 
 // kyvernoLibraries names, for a policy the apiserver's compiler refused,
 // every expression that calls a Kyverno CEL library, rather than leaving
-// the compiler to say the name is undeclared.
+// the compiler to say the name is undeclared: all but resource.Get and
+// resource.List, which tollgate has (kyvernoresource.go).
 func kyvernoLibraries(s *kyvernoSpec) field.ErrorList {
 	var errs field.ErrorList
 	check := func(p *field.Path, expr string) {
 		if m := kyvernoFunction.FindStringSubmatch(expr); m != nil {
 			errs = append(errs, field.Invalid(p, strings.TrimSpace(expr),
 				fmt.Sprintf("calls %s, of Kyverno's CEL libraries, which tollgate does not have", m[1])))
-		} else if m := kyvernoLibraryCall.FindStringSubmatch(expr); m != nil {
+		} else if m := kyvernoLibraryCall.FindStringSubmatch(expr); m != nil && (m[1] != "resource" || !slices.Contains([]string{"Get", "get", "List", "list"}, m[2])) {
 			errs = append(errs, field.Invalid(p, strings.TrimSpace(expr),
 				fmt.Sprintf("calls %s.%s, of Kyverno's CEL libraries, which tollgate does not have", m[1], m[2])))
 		}

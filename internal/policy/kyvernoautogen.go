@@ -113,7 +113,7 @@ func kyvernoAutogen(k *kyvernoPolicy, kind string, actions []admissionregistrati
 		variant.Spec.MatchConstraints = autogenMatch(targets, ops, s.MatchConstraints.NamespaceSelector)
 		vap, binding, exceptions := kyvernoVAP(&variant, kind, actions)
 		defaultMatchResources(vap.Spec.MatchConstraints)
-		compiled, errs := cel.CompileKyverno(vap, exceptions)
+		compiled, errs := cel.CompileKyverno(vap, exceptions, info.resources)
 		for _, e := range errs {
 			e.Detail = fmt.Sprintf("in the rule autogen writes for %s: %s", ref, e.Detail)
 		}

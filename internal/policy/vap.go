@@ -10,6 +10,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/tollgate-dev/tollgate/internal/cel"
+	"github.com/tollgate-dev/tollgate/internal/references"
 )
 
 // VAP is a Kubernetes ValidatingAdmissionPolicy, taken as users apply it
@@ -26,6 +27,18 @@ type VAP struct {
 	// policy on Pods, for the templates of Pod controllers
 	// (kyvernoautogen.go): decided alongside the policy, under its name.
 	Autogen []*VAP
+}
+
+// ForStore is the policy reading what it reads through Kyverno's resource
+// library from store (cel.VAP.ForStore): itself when it reads nothing so.
+func (v *VAP) ForStore(store *references.Store) (*VAP, error) {
+	c, err := v.Validator.ForStore(store)
+	if err != nil || c == v.Validator {
+		return v, err
+	}
+	out := *v
+	out.Validator = c
+	return &out, nil
 }
 
 // MatchConstraints are the policy's matchConstraints with the resource

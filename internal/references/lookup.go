@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/google/cel-go/common/types/ref"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -83,6 +84,31 @@ func (s *Store) All(c *Compiled, self Self) ([]ref.Val, error) {
 	for _, ns := range v.byNamespace {
 		for _, e := range ns {
 			if !isSelf(e, c, self) {
+				out = append(out, e)
+			}
+		}
+	}
+	return values(out), nil
+}
+
+// Select are the objects the declaration covers in a namespace, or in
+// every namespace when namespace is "" (as a list of the apiserver reads
+// it, unlike InNamespace), whose labels sel matches, sorted by namespace
+// and name, self excluded.
+func (s *Store) Select(c *Compiled, namespace string, sel labels.Selector, self Self) ([]ref.Val, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	v, err := s.view(c)
+	if err != nil {
+		return nil, err
+	}
+	var out []*entry
+	for ns, m := range v.byNamespace {
+		if namespace != "" && ns != namespace {
+			continue
+		}
+		for _, e := range m {
+			if !isSelf(e, c, self) && sel.Matches(labels.Set(e.labels)) {
 				out = append(out, e)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
@@ -36,6 +37,9 @@ type kyvernoTest struct {
 	Values          *kyvernoValues    `json:"values"`
 	UserInfo        string            `json:"userinfo"`
 	Results         []kyvernoResult   `json:"results"`
+	// Context is a file of the objects the policies' resource.Get and
+	// resource.List read (kyverno_context.go).
+	Context string `json:"context"`
 
 	// Not supported: each is refused with its name (unsupportedFields).
 	JSONPayload          any `json:"jsonPayload"`
@@ -43,7 +47,6 @@ type kyvernoTest struct {
 	HTTPPayloads         any `json:"httpPayloads"`
 	EnvoyPayloads        any `json:"envoyPayloads"`
 	TargetResources      any `json:"targetResources"`
-	Context              any `json:"context"`
 	ClusterResources     any `json:"clusterResources"`
 	APICallResponses     any `json:"apiCallResponses"`
 	GlobalContextEntries any `json:"globalContextEntries"`
@@ -90,6 +93,11 @@ type kyvernoSuite struct {
 	// operations are the values' request.operation: by policy and
 	// resource name, and for every other ("" key).
 	operations map[string]admission.Operation
+	// annotations are the values' namespaces' annotations.
+	annotations map[string]map[string]string
+	// context are the objects of the test's context file: all the
+	// policies' resource.Get and resource.List read.
+	context []*unstructured.Unstructured
 }
 
 // loadKyverno reads a Kyverno Test (its JSON) into a Suite, refusing each
@@ -114,7 +122,7 @@ func loadKyverno(file string, js []byte) (*Suite, error) {
 	}
 	s := &Suite{APIVersion: kt.APIVersion, Kind: kt.Kind, Policies: kt.Policies, Resources: kt.Resources, Params: kt.ParamResources, file: file}
 	s.Metadata.Name = kt.Metadata.Name
-	k := &kyvernoSuite{results: kt.Results, exceptions: kt.Exceptions, operations: map[string]admission.Operation{}}
+	k := &kyvernoSuite{results: kt.Results, exceptions: kt.Exceptions, operations: map[string]admission.Operation{}, annotations: map[string]map[string]string{}}
 	for i, r := range kt.Results {
 		if !slices.Contains([]engine.Outcome{engine.Pass, engine.Fail, engine.Skip, engine.Error}, r.Result) {
 			return nil, fmt.Errorf("results[%d].result %q: want pass, fail, skip or error (Kyverno's test reports a failed validation as fail whatever its validationActions)", i, r.Result)
@@ -136,13 +144,18 @@ func loadKyverno(file string, js []byte) (*Suite, error) {
 		}
 	}
 	if values != nil {
-		if s.Namespaces, err = values.apply(k.operations); err != nil {
+		if s.Namespaces, err = values.apply(k.operations, k.annotations); err != nil {
 			return nil, fmt.Errorf("values: %w", err)
 		}
 	}
 	if kt.UserInfo != "" {
 		if s.User, s.uid, s.Groups, err = readKyvernoUserInfo(s.rel(kt.UserInfo)); err != nil {
 			return nil, fmt.Errorf("userinfo: %w", err)
+		}
+	}
+	if kt.Context != "" {
+		if k.context, err = readKyvernoContext(s.rel(kt.Context)); err != nil {
+			return nil, fmt.Errorf("context: %w", err)
 		}
 	}
 	s.kyverno = k
@@ -160,7 +173,6 @@ func (kt *kyvernoTest) unsupported() error {
 		{"httpPayloads", kt.HTTPPayloads != nil},
 		{"envoyPayloads", kt.EnvoyPayloads != nil},
 		{"targetResources", kt.TargetResources != nil},
-		{"context", kt.Context != nil},
 		{"clusterResources", kt.ClusterResources != nil},
 		{"apiCallResponses", kt.APICallResponses != nil},
 		{"globalContextEntries", kt.GlobalContextEntries != nil},

@@ -32,7 +32,7 @@ type kyvernoValues struct {
 		Name   string            `json:"name"`
 		Labels map[string]string `json:"labels"`
 	} `json:"namespaceSelector"`
-	// Namespaces are Namespace objects; their labels are what tollgate reads.
+	// Namespaces are Namespace objects; tollgate reads their labels and annotations.
 	Namespaces []struct {
 		metav1.TypeMeta `json:",inline"`
 		Metadata        metav1.ObjectMeta `json:"metadata"`
@@ -79,9 +79,10 @@ func readKyvernoValues(file string) (*kyvernoValues, error) {
 }
 
 // apply returns the namespaces' labels and adds the operations the values
-// give (by policy/resource, and "" for the global one); every other value
-// is refused, by name.
-func (v *kyvernoValues) apply(ops map[string]admission.Operation) (map[string]map[string]string, error) {
+// give (by policy/resource, and "" for the global one) and the
+// namespaces' annotations, which namespaceObject has in Kyverno's test;
+// every other value is refused, by name.
+func (v *kyvernoValues) apply(ops map[string]admission.Operation, annotations map[string]map[string]string) (map[string]map[string]string, error) {
 	if v.Subresources != nil {
 		return nil, errors.New("subresources: not supported by tollgate test")
 	}
@@ -119,6 +120,9 @@ func (v *kyvernoValues) apply(ops map[string]admission.Operation) (map[string]ma
 	namespaces := map[string]map[string]string{}
 	for _, ns := range v.Namespaces {
 		namespaces[ns.Metadata.Name] = ns.Metadata.Labels
+		if len(ns.Metadata.Annotations) > 0 {
+			annotations[ns.Metadata.Name] = ns.Metadata.Annotations
+		}
 	}
 	for _, ns := range v.NamespaceSelectors {
 		namespaces[ns.Name] = ns.Labels

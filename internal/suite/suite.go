@@ -194,13 +194,22 @@ func (s *Suite) Run(ctx context.Context) ([]Check, error) {
 		refs = append(refs, s.rel(p))
 	}
 	kinds := manifest.NewKinds()
-	ext, err := offline.ExternalFor(ctx, set, offline.Input{ParamPaths: params, Manifests: objs, Kinds: kinds, ReferencePaths: refs})
+	in := offline.Input{ParamPaths: params, Manifests: objs, Kinds: kinds, ReferencePaths: refs}
+	if s.kyverno != nil {
+		// Kyverno's test reads its context only, never the resources under test.
+		in.References, in.OnlyReferences = s.kyverno.context, true
+	}
+	ext, err := offline.ExternalFor(ctx, set, in)
 	if err != nil {
 		return nil, err
 	}
 	eng := engine.New(set, engine.Options{Namespaces: func(ns string) (*corev1.Namespace, bool) {
 		l, ok := s.Namespaces[ns]
-		return policy.NamespaceOf(ns, l), ok
+		n := policy.NamespaceOf(ns, l)
+		if s.kyverno != nil {
+			n.Annotations = s.kyverno.annotations[ns]
+		}
+		return n, ok
 	}, External: ext, NoCELFastPath: s.NoCELFastPath})
 	user := admission.UserInfo{Username: s.User, UID: s.uid, Groups: s.Groups}
 	if s.kyverno != nil {

@@ -97,6 +97,10 @@ func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 }
 
 func evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namespaces policy.Namespaces, ext external.Sources, now time.Time) (Outcome, error) {
+	n, err := n.ForStore(ext.References)
+	if err != nil {
+		return Outcome{}, err
+	}
 	attrs, err := cel.Attributes(req)
 	if err != nil {
 		return Outcome{}, err

@@ -1,0 +1,353 @@
+package cel
+
+// Kyverno's resource library (github.com/kyverno/sdk,
+// extensions/cel/libs/resource), on tollgate's store of referenced
+// objects: resource.Get and resource.List (and get, list) read the objects
+// a cluster's informers (or the files given offline) hold, as Kyverno's
+// reads them from the apiserver. Its Post and ToGVR are refused at load.
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+
+	celgo "github.com/google/cel-go/cel"
+	celast "github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/apiserver/pkg/cel/environment"
+
+	refs "github.com/tollgate-dev/tollgate/internal/references"
+)
+
+// kyvernoResourceVar is the variable Kyverno's resource library is read by.
+const kyvernoResourceVar = "resource"
+
+// The functions a call of Kyverno's resource library is rewritten to, with
+// the request as their first argument (kyvernoResourceMacro).
+const (
+	kyvernoGetFunction  = "__tollgate_kyverno_resource_get__"
+	kyvernoListFunction = "__tollgate_kyverno_resource_list__"
+)
+
+// KyvernoCall is one call of Kyverno's resource library a policy makes:
+// the apiVersion and resource it reads, string literals.
+type KyvernoCall struct {
+	APIVersion, Resource string
+}
+
+// KyvernoResourceCalls finds the calls of Kyverno's resource library in an
+// expression, and what tollgate cannot honour of them, each a sentence: a
+// function other than Get, List (get, list), a call of another arity than
+// the policy's kind has (namespaced: a NamespacedValidatingPolicy, whose
+// calls name no namespace), an apiVersion or resource that is not a
+// string literal (tollgate lists and watches the kinds a policy reads from
+// when it loads), or resource read other than as a call's receiver.
+func KyvernoResourceCalls(expression string, namespaced bool) (calls []KyvernoCall, problems []string) {
+	if expression == "" || !References(kyvernoResourceVar, expression) {
+		return nil, nil
+	}
+	env, err := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Env(environment.StoredExpressions)
+	if err != nil {
+		return nil, []string{err.Error()}
+	}
+	ast, iss := env.Parse(expression)
+	if iss.Err() != nil {
+		return nil, nil // the compiler reports it
+	}
+	idents, receivers := 0, 0
+	celast.PreOrderVisit(ast.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		switch e.Kind() {
+		case celast.IdentKind:
+			if e.AsIdent() == kyvernoResourceVar {
+				idents++
+			}
+		case celast.CallKind:
+			call := e.AsCall()
+			if !call.IsMemberFunction() || call.Target().Kind() != celast.IdentKind || call.Target().AsIdent() != kyvernoResourceVar {
+				return
+			}
+			receivers++
+			fn := call.FunctionName()
+			arity, known := kyvernoArity(fn, namespaced)
+			switch {
+			case !known && (fn == "Post" || fn == "post"):
+				problems = append(problems, fmt.Sprintf("calls resource.%s, which creates objects: tollgate never writes to the cluster", fn))
+				return
+			case !known:
+				problems = append(problems, fmt.Sprintf("calls resource.%s, of Kyverno's CEL libraries, which tollgate does not have (it has resource.Get and resource.List)", fn))
+				return
+			case !slices.Contains(arity, len(call.Args())):
+				problems = append(problems, fmt.Sprintf("resource.%s with %d arguments: tollgate reads %s", fn, len(call.Args()), kyvernoForms(fn, namespaced)))
+				return
+			}
+			apiVersion, ok1 := stringLiteral(call.Args()[0])
+			resource, ok2 := stringLiteral(call.Args()[1])
+			if !ok1 || !ok2 {
+				problems = append(problems, fmt.Sprintf("resource.%s: its apiVersion and resource must be string literals, so that tollgate knows when the policy loads which kind to list and watch", fn))
+				return
+			}
+			c := KyvernoCall{APIVersion: apiVersion, Resource: resource}
+			if !slices.Contains(calls, c) {
+				calls = append(calls, c)
+			}
+		}
+	}))
+	if idents > receivers {
+		problems = append(problems, "resource is read only as the receiver of resource.Get or resource.List")
+	}
+	return calls, problems
+}
+
+// kyvernoArity is how many arguments Kyverno's resource library takes in
+// each function tollgate has (the forms naming a GroupVersionResource need
+// ToGVR, which it has not): a ValidatingPolicy's name a namespace, a
+// NamespacedValidatingPolicy's read its own.
+func kyvernoArity(fn string, namespaced bool) ([]int, bool) {
+	switch fn {
+	case "Get", "get":
+		if namespaced {
+			return []int{3}, true
+		}
+		return []int{4}, true
+	case "List", "list":
+		if namespaced {
+			return []int{2, 3}, true
+		}
+		return []int{3, 4}, true
+	}
+	return nil, false
+}
+
+func kyvernoForms(fn string, namespaced bool) string {
+	switch {
+	case (fn == "Get" || fn == "get") && namespaced:
+		return fn + "(apiVersion, resource, name) in a NamespacedValidatingPolicy"
+	case fn == "Get" || fn == "get":
+		return fn + "(apiVersion, resource, namespace, name)"
+	case namespaced:
+		return fn + "(apiVersion, resource[, labels]) in a NamespacedValidatingPolicy"
+	}
+	return fn + "(apiVersion, resource, namespace[, labels])"
+}
+
+// KyvernoResource is a resource a Kyverno policy reads: its declaration in
+// tollgate's store, and whether it is namespaced.
+type KyvernoResource struct {
+	KyvernoCall
+	Decl       *refs.Compiled
+	Namespaced bool
+}
+
+// KyvernoResources are what a Kyverno policy reads through the resource
+// library.
+type KyvernoResources struct {
+	// Namespace is a NamespacedValidatingPolicy's, which its calls read.
+	Namespace string
+	Resources []KyvernoResource
+}
+
+// kyvernoStore is the resource library of one compiled policy: the
+// resources it reads and the store they are read from (nil: none).
+type kyvernoStore struct {
+	res   *KyvernoResources
+	store *refs.Store
+}
+
+// kyvernoBound is how a policy calling Kyverno's resource library is
+// compiled again with a store (VAP.ForStore), and each store's.
+type kyvernoBound struct {
+	compile func(*refs.Store) (*VAP, error)
+	mu      sync.Mutex
+	byStore map[*refs.Store]*VAP
+}
+
+// ForStore is the policy reading Kyverno's resource library from store:
+// itself when it calls none, else compiled once per store. The functions
+// of a compiled program are bound when it is made, and the apiserver's
+// evaluator has no way to pass them a store per request.
+func (v *VAP) ForStore(store *refs.Store) (*VAP, error) {
+	b := v.kyverno
+	if b == nil || store == nil {
+		return v, nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if c, ok := b.byStore[store]; ok {
+		return c, nil
+	}
+	c, err := b.compile(store)
+	if err != nil {
+		return nil, err
+	}
+	if b.byStore == nil {
+		b.byStore = map[*refs.Store]*VAP{}
+	}
+	b.byStore[store] = c
+	return c, nil
+}
+
+// kyvernoResourceOptions declare the resource library for a policy that
+// reads res from store: a macro rewrites resource.Get(...) and
+// resource.List(...) to functions that also take the request, which says
+// the object under review (a CREATE's own object is not stored yet: a
+// store filled offline from the objects under check holds it, and never
+// gives it back).
+func kyvernoResourceOptions(k *kyvernoStore) environment.VersionedOptions {
+	str, labelMap := celgo.StringType, celgo.MapType(celgo.StringType, celgo.StringType)
+	result := celgo.MapType(celgo.StringType, celgo.DynType)
+	namespaced := k.res.Namespace != ""
+	var macros []celgo.Macro
+	for _, fn := range []string{"Get", "get", "List", "list"} {
+		arity, _ := kyvernoArity(fn, namespaced)
+		for _, n := range arity {
+			macros = append(macros, celgo.ReceiverMacro(fn, n, kyvernoResourceMacro(fn)))
+		}
+	}
+	var get, list []*celgo.Type
+	if namespaced {
+		get, list = []*celgo.Type{celgo.DynType, str, str, str}, []*celgo.Type{celgo.DynType, str, str}
+	} else {
+		get, list = []*celgo.Type{celgo.DynType, str, str, str, str}, []*celgo.Type{celgo.DynType, str, str, str}
+	}
+	return environment.VersionedOptions{IntroducedVersion: version.MajorMinor(1, 0), EnvOptions: []celgo.EnvOption{
+		celgo.Macros(macros...),
+		celgo.Function(kyvernoGetFunction, celgo.Overload(kyvernoGetFunction+"_overload", get, result, celgo.FunctionBinding(k.get))),
+		celgo.Function(kyvernoListFunction,
+			celgo.Overload(kyvernoListFunction+"_overload", list, result, celgo.FunctionBinding(k.list)),
+			celgo.Overload(kyvernoListFunction+"_labels_overload", append(slices.Clone(list), labelMap), result, celgo.FunctionBinding(k.list))),
+	}}
+}
+
+// kyvernoResourceMacro rewrites resource.<fn>(args) to the function that
+// reads it, with the request first; any other receiver's <fn> is left as
+// it is.
+func kyvernoResourceMacro(fn string) celgo.MacroFactory {
+	target := kyvernoListFunction
+	if fn == "Get" || fn == "get" {
+		target = kyvernoGetFunction
+	}
+	return func(eh celgo.MacroExprFactory, recv celast.Expr, args []celast.Expr) (celast.Expr, *celgo.Error) {
+		if recv.Kind() != celast.IdentKind || recv.AsIdent() != kyvernoResourceVar {
+			return nil, nil
+		}
+		return eh.NewCall(target, append([]celast.Expr{eh.NewIdent("request")}, args...)...), nil
+	}
+}
+
+// resource is what a call reads, by its literal apiVersion and resource.
+func (k *kyvernoStore) resource(apiVersion, resource ref.Val) (*KyvernoResource, error) {
+	av, _ := apiVersion.(types.String)
+	r, _ := resource.(types.String)
+	for i := range k.res.Resources {
+		if c := &k.res.Resources[i]; c.APIVersion == string(av) && c.Resource == string(r) {
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("%s %s was not declared when the policy loaded", av, r)
+}
+
+// get is resource.Get: the object, or null when there is none (Kyverno's
+// answer to the apiserver's NotFound).
+func (k *kyvernoStore) get(args ...ref.Val) ref.Val {
+	req, args := args[0], args[1:]
+	ns := k.res.Namespace
+	if ns == "" {
+		ns, args = str(args[2]), append(args[:2:2], args[3])
+	}
+	c, err := k.resource(args[0], args[1])
+	if err == nil && k.store == nil {
+		err = fmt.Errorf("%s: %w", refs.KindName(c.Decl.GVK), errNoReferenceSource)
+	}
+	if err != nil {
+		return types.NewErr("failed to get resource: %v", err)
+	}
+	v, err := k.store.Get(c.Decl, ns, str(args[2]), selfOf(req))
+	switch {
+	case err != nil:
+		return types.NewErr("failed to get resource: %v", err)
+	case v == nil:
+		return types.NullValue
+	}
+	return v
+}
+
+// list is resource.List: the objects as the apiserver lists them, as
+// {apiVersion, kind, metadata, items}, in one namespace or, for "", in
+// all; a cluster-scoped resource listed in a namespace is the apiserver's
+// NotFound.
+func (k *kyvernoStore) list(args ...ref.Val) ref.Val {
+	req, args := args[0], args[1:]
+	ns := k.res.Namespace
+	if ns == "" {
+		ns, args = str(args[2]), append(args[:2:2], args[3:]...)
+	}
+	c, err := k.resource(args[0], args[1])
+	if err == nil && k.store == nil {
+		err = fmt.Errorf("%s: %w", refs.KindName(c.Decl.GVK), errNoReferenceSource)
+	}
+	if err == nil && !c.Namespaced && ns != "" {
+		err = fmt.Errorf("the server could not find the requested resource (%s is cluster-scoped, listed in namespace %q)", c.Resource, ns)
+	}
+	if err != nil {
+		return types.NewErr("failed to list resource: %v", err)
+	}
+	sel := labels.Everything()
+	if len(args) == 3 {
+		m, err := args[2].ConvertToNative(reflectStringMap)
+		if err != nil {
+			return types.NewErr("failed to list resource: labels: %v", err)
+		}
+		if s := m.(map[string]string); len(s) > 0 {
+			sel = labels.SelectorFromSet(s)
+		}
+	}
+	items, err := k.store.Select(c.Decl, ns, sel, selfOf(req))
+	if err != nil {
+		return types.NewErr("failed to list resource: %v", err)
+	}
+	gvk := c.Decl.GVK
+	return types.NewRefValMap(types.DefaultTypeAdapter, map[ref.Val]ref.Val{
+		types.String("apiVersion"): types.String(gvk.GroupVersion().String()),
+		types.String("kind"):       types.String(gvk.Kind + "List"),
+		types.String("metadata"):   types.NewStringInterfaceMap(types.DefaultTypeAdapter, map[string]any{}),
+		types.String("items"):      types.NewRefValList(types.DefaultTypeAdapter, items),
+	})
+}
+
+var reflectStringMap = reflect.TypeOf(map[string]string(nil))
+
+func str(v ref.Val) string {
+	s, _ := v.(types.String)
+	return string(s)
+}
+
+// selfOf is the object a CREATE request makes, which no lookup gives
+// back (refs.Self); nothing for any other operation: the stored object is
+// what the apiserver would answer.
+func selfOf(req ref.Val) refs.Self {
+	if str(member(req, "operation")) != "CREATE" {
+		return refs.Self{}
+	}
+	kind := member(req, "kind")
+	return refs.Self{GroupKind: schema.GroupKind{Group: str(member(kind, "group")), Kind: str(member(kind, "kind"))},
+		Namespace: str(member(req, "namespace")), Name: str(member(req, "name"))}
+}
+
+// member is a map's or object's field, nil when it has none.
+func member(v ref.Val, name string) ref.Val {
+	m, ok := v.(traits.Mapper)
+	if !ok {
+		return nil
+	}
+	out, found := m.Find(types.String(name))
+	if !found {
+		return nil
+	}
+	return out
+}

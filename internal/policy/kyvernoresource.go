@@ -1,0 +1,102 @@
+package policy
+
+// What a Kyverno policy reads through Kyverno's resource library
+// (resource.Get, resource.List): one reference of tollgate's store per
+// resource it names, so that the cluster's informers, the offline
+// readers, the background audit and the RBAC messages follow it as they
+// follow a tollgate policy's spec.references.
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tollgate-dev/tollgate/internal/cel"
+	"github.com/tollgate-dev/tollgate/internal/manifest"
+	"github.com/tollgate-dev/tollgate/internal/references"
+)
+
+// kyvernoResources finds the resources a Kyverno policy reads through
+// resource.Get and resource.List, declared as references of the store
+// holding whole objects (nil when it calls neither), or, by field, what
+// tollgate cannot honour: another function of the library, an apiVersion
+// or resource that is not a string literal, a resource kube-apiserver does
+// not serve built in (tollgate maps resources to kinds when the policy
+// loads), a subresource, and Secrets, whose data tollgate never holds.
+func kyvernoResources(k *kyvernoPolicy, kind string) (*cel.KyvernoResources, field.ErrorList) {
+	namespaced := kind == KyvernoNamespacedValidatingPolicy
+	var errs field.ErrorList
+	var calls []cel.KyvernoCall
+	seen := map[cel.KyvernoCall]bool{}
+	eachKyvernoExpression(&k.Spec, func(p *field.Path, expr string) {
+		found, problems := cel.KyvernoResourceCalls(expr, namespaced)
+		for _, msg := range problems {
+			errs = append(errs, field.Invalid(p, strings.TrimSpace(expr), msg))
+		}
+		for _, c := range found {
+			if !seen[c] {
+				seen[c] = true
+				calls = append(calls, c)
+			}
+		}
+	})
+	if len(errs) > 0 || len(calls) == 0 {
+		return nil, errs
+	}
+	res := &cel.KyvernoResources{}
+	if namespaced {
+		res.Namespace = k.Namespace
+	}
+	names := map[string]bool{}
+	for _, c := range calls {
+		p := field.NewPath("spec")
+		gv, err := schema.ParseGroupVersion(c.APIVersion)
+		if err != nil {
+			errs = append(errs, field.Invalid(p, c.APIVersion, fmt.Sprintf("resource.Get/List apiVersion %q: %v", c.APIVersion, err)))
+			continue
+		}
+		gvr := gv.WithResource(c.Resource)
+		gvk, scoped, ok := manifest.BuiltinKind(gvr)
+		switch {
+		case strings.Contains(c.Resource, "/"):
+			errs = append(errs, field.Invalid(p, c.Resource, "resource.Get/List of a subresource: tollgate holds objects, not subresources"))
+			continue
+		case !ok:
+			errs = append(errs, field.Invalid(p, gvr.String(), fmt.Sprintf("resource.Get/List of %s %s: not a resource kube-apiserver %s serves built in, and tollgate maps a Kyverno policy's resources to kinds when it loads (a tollgate policy's spec.references reads any kind)", c.APIVersion, c.Resource, manifest.APIServerVersion)))
+			continue
+		case gvk.Group == "" && gvk.Kind == "Secret":
+			errs = append(errs, field.Invalid(p, gvr.String(), "resource.Get/List of Secrets: tollgate holds a Secret's metadata only, never its data (a tollgate policy's spec.references can check that one exists)"))
+			continue
+		}
+		name := c.Resource
+		for i := 2; names[name]; i++ {
+			name = fmt.Sprintf("%s_%d", c.Resource, i)
+		}
+		names[name] = true
+		decl, derrs := references.Compile(references.Declaration{Name: name, APIVersion: c.APIVersion, Kind: gvk.Kind}, p.Child("references"))
+		if len(derrs) > 0 {
+			errs = append(errs, derrs...)
+			continue
+		}
+		res.Resources = append(res.Resources, cel.KyvernoResource{KyvernoCall: c, Decl: decl, Namespaced: scoped})
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return res, nil
+}
+
+// kyvernoDeclarations are the store's references of what a Kyverno
+// policy reads (nil for none).
+func kyvernoDeclarations(res *cel.KyvernoResources) []*references.Compiled {
+	if res == nil {
+		return nil
+	}
+	out := make([]*references.Compiled, len(res.Resources))
+	for i, c := range res.Resources {
+		out[i] = c.Decl
+	}
+	return out
+}
