@@ -61,7 +61,7 @@ func KyvernoResourceCalls(expression string, namespaced bool) (calls []KyvernoCa
 		return nil, nil // the compiler reports it
 	}
 	idents, receivers := 0, 0
-	celast.PreOrderVisit(ast.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+	visitFree(ast.NativeRep().Expr(), kyvernoResourceVar, func(e celast.Expr) {
 		switch e.Kind() {
 		case celast.IdentKind:
 			if e.AsIdent() == kyvernoResourceVar {
@@ -97,11 +97,53 @@ func KyvernoResourceCalls(expression string, namespaced bool) (calls []KyvernoCa
 				calls = append(calls, c)
 			}
 		}
-	}))
+	})
 	if idents > receivers {
 		problems = append(problems, "resource is read only as the receiver of resource.Get or resource.List")
 	}
 	return calls, problems
+}
+
+// visitFree calls f with each expression of e, in pre-order, but those in
+// the scope of a comprehension variable named name (a rule's
+// rules.exists(resource, ...) reads its own resource, not the library).
+func visitFree(e celast.Expr, name string, f func(celast.Expr)) {
+	f(e)
+	switch e.Kind() {
+	case celast.CallKind:
+		c := e.AsCall()
+		if c.IsMemberFunction() {
+			visitFree(c.Target(), name, f)
+		}
+		for _, a := range c.Args() {
+			visitFree(a, name, f)
+		}
+	case celast.SelectKind:
+		visitFree(e.AsSelect().Operand(), name, f)
+	case celast.ListKind:
+		for _, el := range e.AsList().Elements() {
+			visitFree(el, name, f)
+		}
+	case celast.MapKind:
+		for _, en := range e.AsMap().Entries() {
+			visitFree(en.AsMapEntry().Key(), name, f)
+			visitFree(en.AsMapEntry().Value(), name, f)
+		}
+	case celast.StructKind:
+		for _, fl := range e.AsStruct().Fields() {
+			visitFree(fl.AsStructField().Value(), name, f)
+		}
+	case celast.ComprehensionKind:
+		c := e.AsComprehension()
+		visitFree(c.IterRange(), name, f)
+		visitFree(c.AccuInit(), name, f)
+		if c.IterVar() == name || c.IterVar2() == name || c.AccuVar() == name {
+			return
+		}
+		visitFree(c.LoopCondition(), name, f)
+		visitFree(c.LoopStep(), name, f)
+		visitFree(c.Result(), name, f)
+	}
 }
 
 // kyvernoArity is how many arguments Kyverno's resource library takes in
