@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tollgate-dev/tollgate/internal/cel"
+	"github.com/tollgate-dev/tollgate/internal/references"
 )
 
 // autogenTarget is a Pod controller autogen writes rules for, and which of
@@ -186,8 +187,8 @@ func protected(rest []byte) bool {
 }
 
 // KyvernoNotes says, for each Kyverno policy of the set, what Kyverno's
-// autogen made of it: the Pod controllers it also checks and its rewritten
-// validations, or that it checks Pods alone; for lint.
+// autogen made of it (the Pod controllers it also checks and its rewritten
+// validations) and the kinds it reads through resource.Get/List; for lint.
 func (s *Set) KyvernoNotes() []string {
 	var out []string
 	for _, p := range s.Policies {
@@ -196,6 +197,13 @@ func (s *Set) KyvernoNotes() []string {
 		}
 		k := p.VAP.Kyverno
 		head := fmt.Sprintf("%s: %s %q", p.Source, k.Kind, p.Name())
+		if refs := p.References(); len(refs) > 0 {
+			kinds := make([]string, len(refs))
+			for i, c := range refs {
+				kinds[i] = references.KindName(c.GVK)
+			}
+			out = append(out, fmt.Sprintf("%s: reads %s through resource.Get/List: a server lists and watches them (grant get, list and watch on them: chart value references.resources); offline, give them with --references", head, strings.Join(kinds, ", ")))
+		}
 		if len(p.VAP.Autogen) == 0 {
 			continue
 		}

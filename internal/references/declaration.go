@@ -1,5 +1,6 @@
 // Package references holds the other objects tollgate policies read: the
-// objects of each kind a loaded policy declares under spec.references,
+// objects of each kind a loaded policy declares under spec.references (or
+// a Kyverno policy names in resource.Get and resource.List),
 // indexed by the keys the declarations name, maintained incrementally
 // (Upsert, Delete), so that a policy's lookup by key is a map read, not a
 // scan of every object per review. Whatever fills it (the offline reader
