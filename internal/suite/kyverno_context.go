@@ -1,13 +1,9 @@
 package suite
 
 import (
-	"errors"
 	"fmt"
-	"os"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	sigsjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 )
 
 // kyvernoContext is a cli.kyverno.io/v1alpha1 Context, Kyverno's CLI's
@@ -28,21 +24,9 @@ type kyvernoContext struct {
 // resource.Get and resource.List read, and nothing else (Kyverno's test
 // does not read the resources under test through them).
 func readKyvernoContext(file string) ([]*unstructured.Unstructured, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	js, err := yaml.YAMLToJSONStrict(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
 	var c kyvernoContext
-	strict, err := sigsjson.UnmarshalStrict(js, &c, sigsjson.DisallowUnknownFields)
-	if err == nil && len(strict) > 0 {
-		err = errors.Join(strict...)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+	if err := readStrict(file, &c); err != nil {
+		return nil, err
 	}
 	if c.APIVersion != kyvernoAPIVersion || c.Kind != "Context" {
 		return nil, fmt.Errorf("%s: want apiVersion %s and kind Context", file, kyvernoAPIVersion)

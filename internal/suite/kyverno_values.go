@@ -3,12 +3,10 @@ package suite
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
@@ -47,13 +45,9 @@ type kyvernoValues struct {
 const operationValue = "request.operation"
 
 func readKyvernoValues(file string) (*kyvernoValues, error) {
-	data, err := os.ReadFile(file)
+	js, err := readJSON(file)
 	if err != nil {
 		return nil, err
-	}
-	js, err := yaml.YAMLToJSONStrict(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	// Kyverno reads a Values file leniently; tollgate refuses an unknown
 	// field at the top, where a misspelt one would be lost.
@@ -147,22 +141,11 @@ type kyvernoUserInfo struct {
 // readKyvernoUserInfo reads the user of the requests; roles, clusterRoles
 // and extra, which tollgate cannot give a request, are refused.
 func readKyvernoUserInfo(file string) (user, uid string, groups []string, err error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
+	var u kyvernoUserInfo
+	if err := readStrict(file, &u); err != nil {
 		return "", "", nil, err
 	}
-	js, err := yaml.YAMLToJSONStrict(data)
-	if err != nil {
-		return "", "", nil, fmt.Errorf("%s: %w", file, err)
-	}
-	var u kyvernoUserInfo
-	strict, err := sigsjson.UnmarshalStrict(js, &u, sigsjson.DisallowUnknownFields)
-	if err == nil && len(strict) > 0 {
-		err = errors.Join(strict...)
-	}
 	switch {
-	case err != nil:
-		return "", "", nil, fmt.Errorf("%s: %w", file, err)
 	case u.APIVersion != kyvernoAPIVersion || u.Kind != "UserInfo":
 		return "", "", nil, fmt.Errorf("%s: want apiVersion %s and kind UserInfo", file, kyvernoAPIVersion)
 	case len(u.Roles) > 0 || len(u.ClusterRoles) > 0:

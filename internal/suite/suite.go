@@ -123,13 +123,9 @@ func Find(dir string) ([]string, error) {
 // Load reads one suite file strictly: tollgate's, or Kyverno's
 // (apiVersion cli.kyverno.io/v1alpha1).
 func Load(file string) (*Suite, error) {
-	data, err := os.ReadFile(file)
+	js, err := readJSON(file)
 	if err != nil {
 		return nil, err
-	}
-	js, err := yaml.YAMLToJSONStrict(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	var head struct {
 		APIVersion string `json:"apiVersion"`

@@ -1,0 +1,40 @@
+package suite
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// readJSON reads a YAML file as JSON; a YAML error names the file.
+func readJSON(file string) ([]byte, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	js, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return js, nil
+}
+
+// readStrict reads a YAML file into v, refusing unknown and duplicate
+// fields; errors name the file.
+func readStrict(file string, v any) error {
+	js, err := readJSON(file)
+	if err != nil {
+		return err
+	}
+	strict, err := sigsjson.UnmarshalStrict(js, v, sigsjson.DisallowUnknownFields)
+	if err == nil && len(strict) > 0 {
+		err = errors.Join(strict...)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	return nil
+}
