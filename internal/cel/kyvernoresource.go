@@ -200,7 +200,11 @@ func (v *VAP) ForStore(store *refs.Store) (*VAP, error) {
 // gives it back).
 func kyvernoResourceOptions(k *kyvernoStore) environment.VersionedOptions {
 	str, labelMap := celgo.StringType, celgo.MapType(celgo.StringType, celgo.StringType)
-	result := celgo.MapType(celgo.StringType, celgo.DynType)
+	// Kyverno declares map(string, google.protobuf.Any), not map(string,
+	// dyn): a result compared with null, or a field of it ranged over
+	// (List(...).items.map(...)), does not compile there (dyn(...) does),
+	// and must not here.
+	result := celgo.MapType(celgo.StringType, celgo.AnyType)
 	namespaced := k.res.Namespace != ""
 	var macros []celgo.Macro
 	for _, fn := range []string{"Get", "get", "List", "list"} {
