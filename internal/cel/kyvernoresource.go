@@ -7,6 +7,7 @@ package cel
 // reads them from the apiserver. Its Post and ToGVR are refused at load.
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -284,7 +285,7 @@ func (k *kyvernoStore) get(args ...ref.Val) ref.Val {
 // list is resource.List: the objects as the apiserver lists them, as
 // {apiVersion, kind, metadata, items}, in one namespace or, for "", in
 // all; a cluster-scoped resource listed in a namespace is the apiserver's
-// NotFound.
+// NotFound, in its words.
 func (k *kyvernoStore) list(args ...ref.Val) ref.Val {
 	req, args := args[0], args[1:]
 	ns := k.res.Namespace
@@ -296,7 +297,9 @@ func (k *kyvernoStore) list(args ...ref.Val) ref.Val {
 		err = fmt.Errorf("%s: %w", refs.KindName(c.Decl.GVK), errNoReferenceSource)
 	}
 	if err == nil && !c.Namespaced && ns != "" {
-		err = fmt.Errorf("the server could not find the requested resource (%s is cluster-scoped, listed in namespace %q)", c.Resource, ns)
+		// The apiserver's words, as Kyverno's dynamic client passes them
+		// on (the Kyverno differential compares them).
+		err = errors.New("the server could not find the requested resource")
 	}
 	if err != nil {
 		return types.NewErr("failed to list resource: %v", err)
