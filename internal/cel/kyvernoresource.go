@@ -7,6 +7,7 @@ package cel
 // reads them from the apiserver. Its Post and ToGVR are refused at load.
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -242,7 +243,11 @@ func (v *VAP) ForStore(store *refs.Store) (*VAP, error) {
 // gives it back).
 func kyvernoResourceOptions(k *kyvernoStore) environment.VersionedOptions {
 	str, labelMap := celgo.StringType, celgo.MapType(celgo.StringType, celgo.StringType)
-	result := celgo.MapType(celgo.StringType, celgo.DynType)
+	// Kyverno declares map(string, google.protobuf.Any), not map(string,
+	// dyn): a result compared with null, or a field of it ranged over
+	// (List(...).items.map(...)), does not compile there (dyn(...) does),
+	// and must not here.
+	result := celgo.MapType(celgo.StringType, celgo.AnyType)
 	namespaced := k.res.Namespace != ""
 	var macros []celgo.Macro
 	for _, fn := range []string{"Get", "get", "List", "list"} {
@@ -322,7 +327,7 @@ func (k *kyvernoStore) get(args ...ref.Val) ref.Val {
 // list is resource.List: the objects as the apiserver lists them, as
 // {apiVersion, kind, metadata, items}, in one namespace or, for "", in
 // all; a cluster-scoped resource listed in a namespace is the apiserver's
-// NotFound.
+// NotFound, in its words.
 func (k *kyvernoStore) list(args ...ref.Val) ref.Val {
 	req, args := args[0], args[1:]
 	ns := k.res.Namespace
@@ -334,7 +339,9 @@ func (k *kyvernoStore) list(args ...ref.Val) ref.Val {
 		err = fmt.Errorf("%s: %w", refs.KindName(c.Decl.GVK), errNoReferenceSource)
 	}
 	if err == nil && !c.Namespaced && ns != "" {
-		err = fmt.Errorf("the server could not find the requested resource (%s is cluster-scoped, listed in namespace %q)", c.Resource, ns)
+		// The apiserver's words, as Kyverno's dynamic client passes them
+		// on (the Kyverno differential compares them).
+		err = errors.New("the server could not find the requested resource")
 	}
 	if err != nil {
 		return types.NewErr("failed to list resource: %v", err)

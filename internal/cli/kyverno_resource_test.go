@@ -26,7 +26,7 @@ func TestKyvernoResourceLibrary(t *testing.T) {
 		"list-all":                  "Policy list-all failed: a/cm1,a/cm2,b/cm3,b/self-cm",
 		"list-labels":               "Policy list-labels failed: a/cm1,b/cm3",
 		"list-shape":                "Policy list-shape failed: v1 ConfigMapList 2",
-		"list-cluster-in-namespace": `Policy list-cluster-in-namespace failed: failed to evaluate message expression: failed to list resource: the server could not find the requested resource (clusterroles is cluster-scoped, listed in namespace "a")`,
+		"list-cluster-in-namespace": `Policy list-cluster-in-namespace failed: failed to evaluate message expression: failed to list resource: the server could not find the requested resource`,
 		"camel-case":                "Policy camel-case failed: cm3 2",
 		"namespaced":                "Policy namespaced failed: cm1,cm2 null",
 		"self-cm":                   "Policy self failed: cm3",

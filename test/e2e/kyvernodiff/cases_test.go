@@ -102,14 +102,29 @@ var kinds = map[string]schema.GroupVersionResource{
 	"CronJob":     {Group: "batch", Version: "v1", Resource: "cronjobs"},
 }
 
+// otherKinds are the other objects the resource library's suites create
+// (resourceSuites), cluster-scoped when clusterKinds says so.
+var (
+	otherKinds = map[string]schema.GroupVersionResource{
+		"Ingress":                   {Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"},
+		"CertificateSigningRequest": {Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests"},
+	}
+	clusterKinds = map[string]bool{"CertificateSigningRequest": true}
+)
+
 // policyCase is one policy (or a NamespacedValidatingPolicy with its
 // exceptions) in its namespace, with the objects created there.
 type policyCase struct {
 	name       string // the policy's name
 	namespace  string
 	namespaced bool     // a NamespacedValidatingPolicy
-	docs       [][]byte // the policy and any exceptions, as applied to both
+	docs       [][]byte // the policy and any exceptions, as applied to both (none: another namespace of a policy)
 	objects    []*unstructured.Unstructured
+	// execs are Pods (stored before any request) the requests exec into:
+	// a CONNECT of pods/exec.
+	execs []string
+	// The namespace's labels (beside diffLabel) and annotations.
+	nsLabels, nsAnnotations map[string]string
 }
 
 // loadCorpus reads each suite's policy and resources. The policy is applied
@@ -146,13 +161,14 @@ func loadCorpus(dir string) ([]policyCase, error) {
 	return out, nil
 }
 
-// loadEdges reads testdata/edge-policies.yaml: each ValidatingPolicy or
+// loadEdges reads a file of edge policies (testdata/edge-policies.yaml,
+// testdata/resource-edge-policies.yaml): each ValidatingPolicy or
 // NamespacedValidatingPolicy gets a namespace of its own (a namespaced
 // policy's is its metadata.namespace, which must be kd-<name>), the
 // PolicyExceptions go with the policy they name first, and every policy
 // meets every object of testdata/edge-objects.yaml.
-func loadEdges() ([]policyCase, error) {
-	raw, err := os.ReadFile("testdata/edge-policies.yaml")
+func loadEdges(file string) ([]policyCase, error) {
+	raw, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
@@ -53,7 +54,8 @@ func (a answer) String() string {
 // TestKyvernoDifferential creates each policy's objects (server-side dry
 // run) through Kyverno with the policies applied, then through tollgate
 // serving the same files, on the same apiserver, and requires the same
-// answer for every one.
+// answer for every one; then it changes what the resource library's
+// policies read and requires the same answers again (resources_test.go).
 func TestKyvernoDifferential(t *testing.T) {
 	bin := os.Getenv("TOLLGATE_KYVERNO")
 	if bin == "" {
@@ -64,14 +66,25 @@ func TestKyvernoDifferential(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	edges, err := loadEdges()
+	edges, err := loadEdges("testdata/edge-policies.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := append(corpus, edges...)
-	pairs := 0
+	resourceEdges, err := loadEdges("testdata/resource-edge-policies.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	suites, stored, err := resourceCases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := append(append(append(corpus, edges...), resourceEdges...), suites...)
+	pairs, policies := 0, 0
 	for _, c := range cases {
-		pairs += len(c.objects)
+		pairs += len(c.objects) + len(c.execs)
+		if len(c.docs) > 0 {
+			policies++
+		}
 	}
 
 	env, client, err := framework.StartControlPlane(nil)
@@ -89,13 +102,26 @@ func TestKyvernoDifferential(t *testing.T) {
 	}
 	ctx := context.Background()
 	for _, c := range cases {
-		if err := framework.EnsureNamespace(ctx, client, c.namespace, map[string]string{diffLabel: c.name}); err != nil {
+		labels := map[string]string{diffLabel: c.name}
+		maps.Copy(labels, c.nsLabels)
+		if err := framework.EnsureNamespace(ctx, client, c.namespace, labels); err != nil {
 			t.Fatal(err)
 		}
+		if len(c.nsAnnotations) > 0 {
+			ns, err := client.CoreV1().Namespaces().Get(ctx, c.namespace, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ns.Annotations = c.nsAnnotations
+			if _, err := client.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	t.Logf("control plane and Kyverno's CRDs up after %s; %d policies, %d objects", time.Since(start).Round(100*time.Millisecond), len(cases), pairs)
+	t.Logf("control plane and Kyverno's CRDs up after %s; %d policies, %d objects", time.Since(start).Round(100*time.Millisecond), policies, pairs)
 
 	createBases(t, client, cases)
+	storeObjects(t, env.Config, stored)
 
 	// Kyverno, with the policies applied as a user applies them.
 	phase := time.Now()
@@ -104,14 +130,25 @@ func TestKyvernoDifferential(t *testing.T) {
 	applyPolicies(t, dyn, cases)
 	var selectors []string
 	for _, c := range cases {
-		if c.namespaced {
-			continue // Kyverno selects its namespace by name
+		if c.namespaced || len(c.docs) == 0 {
+			continue // Kyverno selects its namespace by name; another namespace of a policy
 		}
 		selectors = append(selectors, c.name)
 	}
 	kyvernoWebhooksCover(t, client, selectors)
 	kyverno := settled(t, env.Config, cases, "Kyverno")
 	t.Logf("Kyverno: %s", time.Since(phase).Round(100*time.Millisecond))
+	// The resource library's suites again, after a change of the objects
+	// they read (Kyverno reads them from the apiserver on each request),
+	// and once more after the change is taken back.
+	summarize(t, append(slices.Clone(resourceEdges), suites...), kyverno)
+	changeAll(t, dyn, false)
+	kyvernoChanged := settled(t, env.Config, suites, "Kyverno, changed")
+	changed(t, suitesOf(suites), kyverno, kyvernoChanged)
+	changeAll(t, dyn, true)
+	if back := settled(t, env.Config, suites, "Kyverno, changed back"); !same(back, subset(kyverno, back)) {
+		t.Fatal("Kyverno's answers after the changes were taken back are not those before them")
+	}
 	stopKyverno()
 
 	// tollgate, serving the same documents.
@@ -119,6 +156,7 @@ func TestKyvernoDifferential(t *testing.T) {
 	startTollgate(t, work, kubeconfig, cases)
 	tollgate := settled(t, env.Config, cases, "tollgate")
 	t.Logf("tollgate: %s", time.Since(phase).Round(100*time.Millisecond))
+	followChanges(t, env.Config, suites, kyvernoChanged)
 
 	denied, warned, other, differ, known := 0, 0, 0, 0, 0
 	keys := slices.Sorted(maps.Keys(kyverno))
@@ -146,8 +184,8 @@ func TestKyvernoDifferential(t *testing.T) {
 			t.Errorf("%s: listed as a deliberate difference, but both say %s", key, k)
 		}
 	}
-	t.Logf("%d policies x their objects = %d requests per engine (%d of them UPDATEs): %d denied, %d admitted with warnings, %d admitted, %d invalid (refused by the apiserver itself); %d differ (%d deliberately); %s in all",
-		len(cases), len(keys), updates(keys), denied, warned, len(keys)-denied-warned-other, other, differ, known, time.Since(start).Round(time.Second))
+	t.Logf("%d policies x their objects = %d requests per engine (%d of them UPDATEs, %d CONNECTs), %d more after a change of stored objects: %d denied, %d admitted with warnings, %d admitted, %d invalid (refused by the apiserver itself); %d differ (%d deliberately); %s in all",
+		policies, len(keys), updates(keys), connects(keys), len(kyvernoChanged), denied, warned, len(keys)-denied-warned-other, other, differ, known, time.Since(start).Round(time.Second))
 }
 
 // deliberate are the answers where tollgate differs from Kyverno on
@@ -235,7 +273,8 @@ func run(t *testing.T, cfg *rest.Config, cases []policyCase) map[string]answer {
 	type job struct {
 		ns     string
 		obj    *unstructured.Unstructured
-		update bool // UPDATE the stored base Deployment to obj's template
+		update bool   // UPDATE the stored base Deployment to obj's template
+		exec   string // CONNECT: exec into this stored Pod
 	}
 	jobs := make(chan job)
 	out := map[string]answer{}
@@ -247,19 +286,35 @@ func run(t *testing.T, cfg *rest.Config, cases []policyCase) map[string]answer {
 		c.WarningHandler = w
 		c.QPS, c.Burst = -1, -1
 		dyn := dynamic.NewForConfigOrDie(c)
+		core := kubernetes.NewForConfigOrDie(c).CoreV1().RESTClient()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				o := j.obj.DeepCopy()
-				o.SetNamespace(j.ns)
-				key := j.ns + "/" + o.GetKind() + "/" + o.GetName()
+				var key string
 				var err error
-				if j.update {
-					key += updateSuffix
-					err = updateBase(dyn.Resource(kinds["Deployment"]).Namespace(j.ns), o)
-				} else {
-					_, err = dyn.Resource(kinds[o.GetKind()]).Namespace(j.ns).Create(context.Background(), o, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+				switch {
+				case j.exec != "":
+					key = j.ns + "/Pod/" + j.exec + connectSuffix
+					err = execPod(core, j.ns, j.exec)
+				case j.update:
+					key = j.ns + "/" + j.obj.GetKind() + "/" + j.obj.GetName() + updateSuffix
+					err = updateBase(dyn.Resource(kinds["Deployment"]).Namespace(j.ns), j.obj.DeepCopy())
+				default:
+					// A cluster-scoped object is keyed by its policy's
+					// namespace too, and created in none.
+					o := j.obj.DeepCopy()
+					key = j.ns + "/" + o.GetKind() + "/" + o.GetName()
+					gvr, ok := kinds[o.GetKind()]
+					if !ok {
+						gvr = otherKinds[o.GetKind()]
+					}
+					var r dynamic.ResourceInterface = dyn.Resource(gvr)
+					if !clusterKinds[o.GetKind()] {
+						o.SetNamespace(j.ns)
+						r = dyn.Resource(gvr).Namespace(j.ns)
+					}
+					_, err = r.Create(context.Background(), o, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 				}
 				a := answer{Allowed: err == nil, Warnings: w.Take()}
 				sort.Strings(a.Warnings)
@@ -280,10 +335,13 @@ func run(t *testing.T, cfg *rest.Config, cases []policyCase) map[string]answer {
 	}
 	for _, c := range cases {
 		for _, o := range c.objects {
-			jobs <- job{c.namespace, o, false}
+			jobs <- job{ns: c.namespace, obj: o}
 			if o.GetKind() == "Deployment" {
-				jobs <- job{c.namespace, o, true}
+				jobs <- job{ns: c.namespace, obj: o, update: true}
 			}
+		}
+		for _, p := range c.execs {
+			jobs <- job{ns: c.namespace, exec: p}
 		}
 	}
 	close(jobs)

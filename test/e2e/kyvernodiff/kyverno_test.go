@@ -2,7 +2,10 @@
 
 // Package kyvernodiff is the differential against Kyverno itself: the same
 // policies.kyverno.io policies and the same Pods, Deployments and CronJobs
-// created through the real Kyverno (built from the Go module proxy, pinned in
+// (and, for the policies that read objects with resource.Get and
+// resource.List, Ingresses, a CertificateSigningRequest and execs into
+// stored Pods, before and after a change of what they read) created
+// through the real Kyverno (built from the Go module proxy, pinned in
 // hack/kyverno, started out of cluster against envtest's kube-apiserver) and
 // then through tollgate, on one apiserver; every decision, denial message and
 // warning must be the same.
