@@ -29,15 +29,15 @@ func kyvernoResources(k *kyvernoPolicy, kind string) (*cel.KyvernoResources, fie
 	namespaced := kind == KyvernoNamespacedValidatingPolicy
 	var errs field.ErrorList
 	var calls []cel.KyvernoCall
-	seen := map[cel.KyvernoCall]bool{}
+	where := map[cel.KyvernoCall]*field.Path{} // the first expression making each call
 	eachKyvernoExpression(&k.Spec, func(p *field.Path, expr string) {
 		found, problems := cel.KyvernoResourceCalls(expr, namespaced)
 		for _, msg := range problems {
 			errs = append(errs, field.Invalid(p, strings.TrimSpace(expr), msg))
 		}
 		for _, c := range found {
-			if !seen[c] {
-				seen[c] = true
+			if where[c] == nil {
+				where[c] = p
 				calls = append(calls, c)
 			}
 		}
@@ -51,23 +51,22 @@ func kyvernoResources(k *kyvernoPolicy, kind string) (*cel.KyvernoResources, fie
 	}
 	names := map[string]bool{}
 	for _, c := range calls {
-		p := field.NewPath("spec")
+		p, named := where[c], c.APIVersion+" "+c.Resource
 		gv, err := schema.ParseGroupVersion(c.APIVersion)
 		if err != nil {
-			errs = append(errs, field.Invalid(p, c.APIVersion, fmt.Sprintf("resource.Get/List apiVersion %q: %v", c.APIVersion, err)))
+			errs = append(errs, field.Invalid(p, named, fmt.Sprintf("resource.Get/List: apiVersion %q: %v", c.APIVersion, err)))
 			continue
 		}
-		gvr := gv.WithResource(c.Resource)
-		gvk, scoped, ok := manifest.BuiltinKind(gvr)
+		gvk, scoped, ok := manifest.BuiltinKind(gv.WithResource(c.Resource))
 		switch {
 		case strings.Contains(c.Resource, "/"):
-			errs = append(errs, field.Invalid(p, c.Resource, "resource.Get/List of a subresource: tollgate holds objects, not subresources"))
+			errs = append(errs, field.Invalid(p, named, "resource.Get/List of a subresource: tollgate holds objects, not subresources"))
 			continue
 		case !ok:
-			errs = append(errs, field.Invalid(p, gvr.String(), fmt.Sprintf("resource.Get/List of %s %s: not a resource kube-apiserver %s serves built in, and tollgate maps a Kyverno policy's resources to kinds when it loads (a tollgate policy's spec.references reads any kind)", c.APIVersion, c.Resource, manifest.APIServerVersion)))
+			errs = append(errs, field.Invalid(p, named, fmt.Sprintf("resource.Get/List of a resource kube-apiserver %s does not serve built in: tollgate maps a Kyverno policy's resources to kinds when it loads (a tollgate policy's spec.references reads any kind)", manifest.APIServerVersion)))
 			continue
 		case gvk.Group == "" && gvk.Kind == "Secret":
-			errs = append(errs, field.Invalid(p, gvr.String(), "resource.Get/List of Secrets: tollgate holds a Secret's metadata only, never its data (a tollgate policy's spec.references can check that one exists)"))
+			errs = append(errs, field.Invalid(p, named, "resource.Get/List of Secrets: tollgate holds a Secret's metadata only, never its data (a tollgate policy's spec.references can check that one exists)"))
 			continue
 		}
 		name := c.Resource
@@ -75,7 +74,7 @@ func kyvernoResources(k *kyvernoPolicy, kind string) (*cel.KyvernoResources, fie
 			name = fmt.Sprintf("%s_%d", c.Resource, i)
 		}
 		names[name] = true
-		decl, derrs := references.Compile(references.Declaration{Name: name, APIVersion: c.APIVersion, Kind: gvk.Kind}, p.Child("references"))
+		decl, derrs := references.Compile(references.Declaration{Name: name, APIVersion: c.APIVersion, Kind: gvk.Kind}, p)
 		if len(derrs) > 0 {
 			errs = append(errs, derrs...)
 			continue
