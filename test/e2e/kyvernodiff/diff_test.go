@@ -185,7 +185,7 @@ func TestKyvernoDifferential(t *testing.T) {
 		}
 	}
 	t.Logf("%d policies x their objects = %d requests per engine (%d of them UPDATEs, %d CONNECTs), %d more after a change of stored objects: %d denied, %d admitted with warnings, %d admitted, %d invalid (refused by the apiserver itself); %d differ (%d deliberately); %s in all",
-		policies, len(keys), updates(keys), connects(keys), len(kyvernoChanged), denied, warned, len(keys)-denied-warned-other, other, differ, known, time.Since(start).Round(time.Second))
+		policies, len(keys), withSuffix(keys, updateSuffix), withSuffix(keys, connectSuffix), len(kyvernoChanged), denied, warned, len(keys)-denied-warned-other, other, differ, known, time.Since(start).Round(time.Second))
 }
 
 // deliberate are the answers where tollgate differs from Kyverno on

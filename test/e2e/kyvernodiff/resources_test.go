@@ -331,17 +331,6 @@ func execPod(c rest.Interface, ns, pod string) error {
 		Param("command", "ls").Param("stdout", "true").Do(context.Background()).Error()
 }
 
-// connects counts the CONNECTs among keys.
-func connects(keys []string) int {
-	n := 0
-	for _, k := range keys {
-		if strings.HasSuffix(k, connectSuffix) {
-			n++
-		}
-	}
-	return n
-}
-
 // subset is m on the keys of of.
 func subset(m, of map[string]answer) map[string]answer {
 	out := map[string]answer{}

@@ -63,11 +63,11 @@ func updateBase(r dynamic.ResourceInterface, o *unstructured.Unstructured) error
 	return err
 }
 
-// updates counts the UPDATEs among keys.
-func updates(keys []string) int {
+// withSuffix counts the keys ending in suffix (updateSuffix, connectSuffix).
+func withSuffix(keys []string, suffix string) int {
 	n := 0
 	for _, k := range keys {
-		if strings.HasSuffix(k, updateSuffix) {
+		if strings.HasSuffix(k, suffix) {
 			n++
 		}
 	}
