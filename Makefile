@@ -18,6 +18,18 @@ GO ?= go
 # make lint and make unit already compiled instead of compiling them again.
 export GOTOOLCHAIN := go$(shell awk '$$1=="go"{print $$2; exit}' go.mod)
 
+# Every go command make runs builds alike, so that a package compiled by
+# one stage is reused by the next: static (CGO_ENABLED=0) and with paths
+# trimmed, as the image's binary is built (hack/image), so that make
+# e2e-image and image-test link what make lint compiled instead of
+# compiling tollgate's 1,280 packages once more (and the control plane
+# shares them too). Only the race detector needs cgo: make unit turns it on
+# for its -race runs, a build of its own anyway. Tests find the repository
+# from their working directory, not their source path, which -trimpath
+# hides. -buildvcs=false is what our machines' go env sets.
+export CGO_ENABLED := 0
+export GOFLAGS := $(strip $(GOFLAGS) -trimpath -buildvcs=false)
+
 # Control-plane binaries for the end-to-end tests are built from the Go module
 # proxy (versions pinned in hack/tools/go.mod) and cached outside the clone,
 # keyed by the content of its go.mod and go.sum and the Go release: a fresh
@@ -44,9 +56,10 @@ HELM_KEY := $(shell cat hack/helm/go.mod hack/helm/go.sum | sha256sum | cut -c1-
 HELM := $(CACHE_DIR)/helm/$(HELM_KEY)
 HELM_VERSION := $(shell awk '$$1=="require" && $$2=="helm.sh/helm/v3"{print $$3; exit}' hack/helm/go.mod)
 
-# Kyverno, pinned in hack/kyverno/go.mod, for make e2e's differential
-# (test/e2e/kyvernodiff); cached like the control plane, keyed by go.mod,
-# go.sum and the Go release (a cold build takes about 4 minutes).
+# Kyverno, pinned in hack/kyverno/go.mod, for make peers, which records its
+# answers for the differential (test/e2e/kyvernodiff); cached like the
+# control plane, keyed by go.mod, go.sum and the Go release (a cold build
+# takes about 4 minutes, 12 on a new machine).
 KYVERNO_KEY := $(shell (cat hack/kyverno/go.mod hack/kyverno/go.sum; echo $(GOTOOLCHAIN)) | sha256sum | cut -c1-12)
 KYVERNO := $(CACHE_DIR)/kyverno/$(KYVERNO_KEY)
 
@@ -56,7 +69,7 @@ VERSION := $(shell cat VERSION)
 IMAGE_REPOSITORY ?= ghcr.io/tollgate-dev/tollgate
 IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
 
-.PHONY: kyverno image e2e-image image-test run build test fuzz unit pod-security e2e control-plane lint clean bench fuzz-short vulncheck soak chart e2e-chart audit-scale
+.PHONY: kyverno peers image e2e-image image-test run build test fuzz unit pod-security e2e control-plane lint clean bench fuzz-short vulncheck soak chart e2e-chart audit-scale
 .DEFAULT_GOAL := build
 
 run: ## Serve on :8443 with the embedded defaults and a self-signed certificate.
@@ -137,17 +150,18 @@ fuzz: ## Each fuzz target for $(FUZZLONG): run before landing a change to the ev
 # content starts with ELF, Mach-O or PE magic bytes, not the exec bit: scripts
 # such as .ci/run are meant to have it. Build outputs belong in .gitignore.
 # staticcheck runs its default checks, less those staticcheck.conf turns off.
+# vet and staticcheck run once, with the e2e tag: no file is built only
+# without it, so ./... with the tag is every package and the end-to-end
+# tests too.
 # hack/bench, a module of its own that make test does not otherwise build,
 # is vetted so that make bench cannot break unseen (it had: its go.mod
 # lacked the replace directives tollgate's k8s.io/kubernetes import needs).
 lint: $(LINT)/staticcheck
 	$(GO) run ./hack/checkfiles
 	@out=$$(gofmt -l cmd internal test hack); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
-	$(GO) vet -tags e2e ./test/...
+	$(GO) vet -tags e2e ./...
 	$(GO) -C hack/bench vet .
-	$(LINT)/staticcheck ./...
-	$(LINT)/staticcheck -tags e2e ./test/...
+	$(LINT)/staticcheck -tags e2e ./...
 
 $(LINT)/staticcheck:
 	mkdir -p $(LINT)
@@ -199,9 +213,9 @@ $(HELM)/helm:
 # shared programs from several goroutines, runs under it too.
 CEL_PKG := github.com/tollgate-dev/tollgate/internal/cel
 unit:
-	$(GO) test -race -count=1 -timeout 30m $$($(GO) list ./... | grep -vx '$(CEL_PKG)')
+	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 30m $$($(GO) list ./... | grep -vx '$(CEL_PKG)')
 	$(GO) test -count=1 -timeout 30m $(CEL_PKG)
-	$(GO) test -race -count=1 -run '^TestConcurrentEvaluate$$' $(CEL_PKG)
+	CGO_ENABLED=1 $(GO) test -race -count=1 -run '^TestConcurrentEvaluate$$' $(CEL_PKG)
 
 # The Pod Security policies against Kubernetes' own evaluator on the whole
 # corpus (pod-security-admission's fixtures, edge cases, generated Pods);
@@ -210,11 +224,22 @@ PSS_GENERATED ?= 10000
 pod-security: ## The library's Pod Security policies decided as k8s.io/pod-security-admission decides, Pod by Pod.
 	$(GO) test -count=1 -run 'TestPodSecurity' ./policies -v -pss.generated $(PSS_GENERATED)
 
-e2e: control-plane $(HELM)/helm $(KYVERNO)/kyverno e2e-image
-	KUBEBUILDER_ASSETS=$(ASSETS) TOLLGATE_IMAGE=$(CURDIR)/bin/e2e-image/oci TOLLGATE_HELM=$(HELM)/helm TOLLGATE_KYVERNO=$(KYVERNO)/kyverno $(GO) test -tags e2e -count=1 -timeout 20m -p 1 -v ./test/e2e/... 2>&1 | tee e2e.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:'
+# The differentials against other programs (Kyverno; test/e2e/kyvernodiff)
+# compare tollgate with the answers make peers recorded in their testdata,
+# keyed by the peer's pin, the apiserver's and the requests: make e2e fails
+# when any of them changed without a new recording.
+e2e: control-plane $(HELM)/helm e2e-image
+	KUBEBUILDER_ASSETS=$(ASSETS) TOLLGATE_IMAGE=$(CURDIR)/bin/e2e-image/oci TOLLGATE_HELM=$(HELM)/helm $(GO) test -tags e2e -count=1 -timeout 20m -p 1 -v ./test/e2e/... 2>&1 | tee e2e.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:'
 
-kyverno: $(KYVERNO)/kyverno ## Build the pinned Kyverno for the differential (make e2e builds it too); prints its path.
+kyverno: $(KYVERNO)/kyverno ## Build the pinned Kyverno for the differential (make peers builds it too); prints its path.
 	@echo $(KYVERNO)/kyverno
+
+# make peers runs each peer live on its differential's corpus through a real
+# apiserver, beside tollgate, and records the peer's answers into the
+# differential's testdata (run twice, it writes the same bytes). Run it
+# after changing a corpus or a peer's pin; make test does not.
+peers: control-plane e2e-image $(KYVERNO)/kyverno ## Run the pinned peers (Kyverno) live and record their answers for make e2e's differentials.
+	KUBEBUILDER_ASSETS=$(ASSETS) TOLLGATE_IMAGE=$(CURDIR)/bin/e2e-image/oci TOLLGATE_KYVERNO=$(KYVERNO)/kyverno TOLLGATE_KYVERNO_RECORD=1 $(GO) test -tags e2e -count=1 -timeout 20m -v -run '^TestKyvernoDifferential$$' ./test/e2e/kyvernodiff 2>&1 | tee peers.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:'
 
 $(KYVERNO)/kyverno:
 	mkdir -p $(KYVERNO)
@@ -261,4 +286,4 @@ $(ASSETS)/etcd:
 	mv $(ASSETS)/etcd.tmp $@
 
 clean:
-	rm -rf bin e2e.log e2e-chart.log bench-results.md soak-results.md
+	rm -rf bin e2e.log e2e-chart.log peers.log bench-results.md soak-results.md

@@ -3,8 +3,9 @@
 package enginetest
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,8 +19,11 @@ import (
 // the namespaces team-a and team-b, labelled team=a and team=b.
 func Applies(t testing.TB) *engine.Engine {
 	t.Helper()
-	_, here, _, _ := runtime.Caller(0)
-	set, err := policy.LoadPath(filepath.Join(filepath.Dir(here), "..", "testdata", "applies.yaml"))
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := policy.LoadPath(filepath.Join(root, "internal", "engine", "testdata", "applies.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,4 +32,22 @@ func Applies(t testing.TB) *engine.Engine {
 		return policy.NamespaceOf(name, labels), labels != nil
 	})
 	return engine.New(set, engine.Options{Namespaces: namespaces})
+}
+
+// moduleRoot is the directory of tollgate's go.mod, above the working
+// directory (a test runs in its package's). The source file's own path is
+// no help: make builds with -trimpath.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "internal", "engine", "testdata", "applies.yaml")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no tollgate module above %s", dir)
+		}
+	}
 }

@@ -78,10 +78,31 @@ func BuildTollgate(dir string) (string, error) {
 	return bin, nil
 }
 
-// RepoRoot is the repository's top directory.
+// RepoRoot is the repository's top directory: the first above the working
+// directory (a test runs in its package's) with tollgate's go.mod. The
+// source file's own path is no help: make builds with -trimpath.
 func RepoRoot() string {
-	_, here, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(here), "..", "..", "..")
+	repoRoot.once.Do(func() {
+		dir, err := os.Getwd()
+		if err != nil {
+			panic(err)
+		}
+		for d := dir; ; d = filepath.Dir(d) {
+			if data, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && strings.HasPrefix(string(data), "module github.com/tollgate-dev/tollgate\n") {
+				repoRoot.dir = d
+				return
+			}
+			if filepath.Dir(d) == d {
+				panic("no tollgate go.mod above " + dir)
+			}
+		}
+	})
+	return repoRoot.dir
+}
+
+var repoRoot struct {
+	once sync.Once
+	dir  string
 }
 
 // FreePort returns a port free on host now.

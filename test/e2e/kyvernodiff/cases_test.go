@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -125,6 +126,36 @@ type policyCase struct {
 	execs []string
 	// The namespace's labels (beside diffLabel) and annotations.
 	nsLabels, nsAnnotations map[string]string
+}
+
+// corpusCases are every case of the differential: the corpus's, the edge
+// cases', the resource library's edge cases' and its suites'.
+type corpusCases struct {
+	all, resourceEdges, suites []policyCase
+	stored                     []*unstructured.Unstructured // stored before any request
+}
+
+// loadCases reads every case.
+func loadCases(t *testing.T) corpusCases {
+	t.Helper()
+	corpus, err := loadCorpus(corpusDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	edges, err := loadEdges("testdata/edge-policies.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resourceEdges, err := loadEdges("testdata/resource-edge-policies.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	suites, stored, err := resourceCases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := append(append(append(corpus, edges...), resourceEdges...), suites...)
+	return corpusCases{all: all, resourceEdges: resourceEdges, suites: suites, stored: stored}
 }
 
 // loadCorpus reads each suite's policy and resources. The policy is applied

@@ -4,14 +4,19 @@
 // policies.kyverno.io policies and the same Pods, Deployments and CronJobs
 // (and, for the policies that read objects with resource.Get and
 // resource.List, Ingresses, a CertificateSigningRequest and execs into
-// stored Pods, before and after a change of what they read) created
-// through the real Kyverno (built from the Go module proxy, pinned in
-// hack/kyverno, started out of cluster against envtest's kube-apiserver) and
-// then through tollgate, on one apiserver; every decision, denial message and
-// warning must be the same.
+// stored Pods, before and after a change of what they read) sent through
+// tollgate must get the answers the real Kyverno gives on the same
+// apiserver: every decision, denial message and warning.
 //
-// It needs TOLLGATE_KYVERNO (the binary make kyverno builds and make e2e
-// sets), KUBEBUILDER_ASSETS and the build tag e2e.
+// Kyverno's answers are recorded in testdata/kyverno-answers.json. make
+// peers makes them: it runs the Kyverno hack/kyverno pins (built from the
+// Go module proxy, started out of cluster against envtest's kube-apiserver)
+// before tollgate, compares the two, and writes the file. make e2e reads
+// it, and fails if it was recorded for other requests or pins.
+//
+// It needs KUBEBUILDER_ASSETS and the build tag e2e; TOLLGATE_KYVERNO (the
+// binary make kyverno builds) runs Kyverno live, and TOLLGATE_KYVERNO_RECORD
+// records its answers.
 package kyvernodiff
 
 import (
@@ -19,9 +24,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -29,6 +36,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -202,4 +210,61 @@ func kyvernoWebhooksCover(t *testing.T, client kubernetes.Interface, want []stri
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Logf("Kyverno's webhooks cover all %d policies after %s", len(want), time.Since(start).Round(100*time.Millisecond))
+}
+
+// runKyverno installs Kyverno's CRDs, starts Kyverno, applies every policy
+// as a user applies them, and returns its answers to every request, and to
+// the resource suites' requests after their change (checking that taking
+// the change back gives the answers before it). Kyverno is stopped when it
+// returns.
+func runKyverno(t *testing.T, bin, work, kubeconfig string, cfg *rest.Config, client kubernetes.Interface, cases, suites []policyCase) (answers, changed map[string]answer) {
+	t.Helper()
+	phase := time.Now()
+	if err := kyvernoCRDs(cfg); err != nil {
+		t.Fatal(err)
+	}
+	stop := startKyverno(t, bin, work, kubeconfig, client)
+	defer stop()
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	applyPolicies(t, dyn, cases)
+	var selectors []string
+	for _, c := range cases {
+		if c.namespaced || len(c.docs) == 0 {
+			continue // Kyverno selects its namespace by name; another namespace of a policy
+		}
+		selectors = append(selectors, c.name)
+	}
+	kyvernoWebhooksCover(t, client, selectors)
+	answers = settled(t, cfg, cases, "Kyverno")
+	// The resource library's suites again, after a change of the objects
+	// they read (Kyverno reads them from the apiserver on each request),
+	// and once more after the change is taken back.
+	changeAll(t, dyn, false)
+	changed = settled(t, cfg, suites, "Kyverno, changed")
+	changeAll(t, dyn, true)
+	if back := settled(t, cfg, suites, "Kyverno, changed back"); !same(back, subset(answers, back)) {
+		t.Fatal("Kyverno's answers after the changes were taken back are not those before them")
+	}
+	t.Logf("Kyverno: %s", time.Since(phase).Round(100*time.Millisecond))
+	return answers, changed
+}
+
+// recordedAgree requires Kyverno's live answers to be the recorded ones.
+func recordedAgree(t *testing.T, rec, live recording) {
+	t.Helper()
+	for _, set := range []struct {
+		name      string
+		rec, live map[string]answer
+	}{{"", rec.Answers, live.Answers}, {" after the change", rec.Changed, live.Changed}} {
+		for _, k := range slices.Sorted(maps.Keys(set.live)) {
+			if r, ok := set.rec[k]; !ok || r.String() != set.live[k].String() {
+				t.Errorf("%s%s: Kyverno answers %s, %s recorded %s: make peers records its answers again", k, set.name, set.live[k], recordFile, r)
+			}
+		}
+		for k := range set.rec {
+			if _, ok := set.live[k]; !ok {
+				t.Errorf("%s%s: recorded in %s, not asked: make peers records Kyverno's answers again", k, set.name, recordFile)
+			}
+		}
+	}
 }

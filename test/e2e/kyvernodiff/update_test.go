@@ -26,22 +26,26 @@ const (
 	updateSuffix = " (UPDATE of " + baseName + ")"
 )
 
+// baseDeployment is baseName, as createBases stores it.
+func baseDeployment() *appsv1.Deployment {
+	labels := map[string]string{"kd-base": "true"}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: baseName, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "base", Image: "registry.example.com/base:1.0"}}},
+			},
+		},
+	}
+}
+
 // createBases stores baseName in every policy's namespace.
 func createBases(t *testing.T, client kubernetes.Interface, cases []policyCase) {
 	t.Helper()
-	labels := map[string]string{"kd-base": "true"}
 	for _, c := range cases {
-		d := &appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Name: baseName, Labels: labels},
-			Spec: appsv1.DeploymentSpec{
-				Selector: &metav1.LabelSelector{MatchLabels: labels},
-				Template: corev1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: labels},
-					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "base", Image: "registry.example.com/base:1.0"}}},
-				},
-			},
-		}
-		if _, err := client.AppsV1().Deployments(c.namespace).Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
+		if _, err := client.AppsV1().Deployments(c.namespace).Create(context.Background(), baseDeployment(), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
