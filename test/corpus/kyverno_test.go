@@ -71,9 +71,9 @@ func TestKyvernoPolicies(t *testing.T) {
 	if total.suites != 95 {
 		t.Errorf("%d suites, want the corpus's 95", total.suites)
 	}
-	// The figures of docs/policies.md; a change either way must be looked at.
+	// The figures of docs/kyverno-tests.md; a change either way must be looked at.
 	if total.checks-total.failed != kyvernoPass || total.failed != kyvernoFail {
-		t.Errorf("%d expectations pass, %d fail; docs/policies.md says %d and %d", total.checks-total.failed, total.failed, kyvernoPass, kyvernoFail)
+		t.Errorf("%d expectations pass, %d fail; docs/kyverno-tests.md says %d and %d", total.checks-total.failed, total.failed, kyvernoPass, kyvernoFail)
 	}
 }
 
@@ -91,7 +91,7 @@ func TestKyvernoExceptionSuites(t *testing.T) {
 	}
 }
 
-// The corpus's figures, as docs/policies.md gives them.
+// The corpus's figures, as docs/kyverno-tests.md gives them.
 const (
 	kyvernoPass = 1340
 	kyvernoFail = 5

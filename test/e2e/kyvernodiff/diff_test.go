@@ -186,7 +186,7 @@ func TestKyvernoDifferential(t *testing.T) {
 }
 
 // deliberate are the answers where tollgate differs from Kyverno on
-// purpose, by namespace/kind/name, with why (docs/policies.md says it too).
+// purpose, by namespace/kind/name, with why (docs/kyverno-tests.md says it too).
 var deliberate = map[string]string{
 	"kd-edge-namespaced/Deployment/web":                namespacedAutogen,
 	"kd-edge-namespaced/Deployment/web" + updateSuffix: namespacedAutogen,
