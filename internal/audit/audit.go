@@ -116,12 +116,11 @@ func EvaluateJSON(ctx context.Context, eng *engine.Engine, r Resource, js []byte
 		Operation: admission.Create,
 	}
 	req.SetObjects(js, nil)
-	ctx = engine.Background(ctx)
 	for _, g := range eng.Set().Groups {
 		if g.Action != policy.ActionValidate || !engine.InBackground(g) {
 			continue
 		}
-		ev := eng.Evaluate(ctx, g, req)
+		ev := eng.EvaluateStored(ctx, g, req)
 		for _, res := range ev.Results {
 			if d := depends[res.Policy]; d != "" && res.Outcome != engine.Skip {
 				res.Outcome = engine.Skip

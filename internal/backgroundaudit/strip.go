@@ -5,7 +5,7 @@ package backgroundaudit
 // kubectl.kubernetes.io/last-applied-configuration annotation and status
 // (the audit decides the stored object, status included), and any CEL
 // expression may read them, so each is dropped only while no loaded
-// validating policy may read it (cel.MayRead over every expression of
+// validating policy may read it (analysis.MayRead over every expression of
 // every validating policy, tollgate's and the cluster's VAPs alike). They
 // are often most of a stored object's bytes. A reload that changes the
 // rule starts every informer again, so that no cache holds objects cut
@@ -17,7 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/tollgate-dev/tollgate/internal/cel"
+	"github.com/tollgate-dev/tollgate/internal/cel/analysis"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -43,8 +43,8 @@ func stripFor(set *policy.Set) strip {
 			exprs = append(exprs, p.Expressions()...)
 		}
 	}
-	return strip{managedFields: !cel.MayRead(managedFieldsPath, exprs...), lastApplied: !cel.MayRead(lastAppliedPath, exprs...),
-		status: !cel.MayRead(statusPath, exprs...)}
+	return strip{managedFields: !analysis.MayRead(managedFieldsPath, exprs...), lastApplied: !analysis.MayRead(lastAppliedPath, exprs...),
+		status: !analysis.MayRead(statusPath, exprs...)}
 }
 
 // transform is the cluster policies' informers' transform: it cuts the

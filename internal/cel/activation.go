@@ -5,6 +5,7 @@ import (
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
 
 	"github.com/tollgate-dev/tollgate/internal/cel/fastpath"
+	refs "github.com/tollgate-dev/tollgate/internal/references"
 )
 
 // activation resolves the variables of a tollgate policy's expressions as
@@ -40,7 +41,7 @@ func (a *activation) ResolveName(name string) (any, bool) {
 		return a.r.namespace, true
 	case plugincel.VariableVarName:
 		return a.variables, true
-	case ReferencesVarName:
+	case refs.Variable:
 		return a.references, a.references != nil
 	default: // authorizer and authorizer.requestResource: none bound
 		return nil, false

@@ -21,6 +21,7 @@ import (
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/cel/environment"
 
+	"github.com/tollgate-dev/tollgate/internal/cel/analysis"
 	"github.com/tollgate-dev/tollgate/internal/cel/fastpath"
 	refs "github.com/tollgate-dev/tollgate/internal/references"
 )
@@ -35,6 +36,20 @@ type Spec struct {
 	// References are the other objects the policy reads, declared: its
 	// expressions read them as references.<name> (refvalue.go).
 	References []*refs.Compiled
+}
+
+// ReferenceReads is what the spec's expressions (and its references'
+// index keys) read of each declared reference's objects, by name.
+func (s Spec) ReferenceReads() map[string]refs.Read {
+	variables := make([]analysis.Variable, len(s.Variables))
+	for i, v := range s.Variables {
+		variables[i] = analysis.Variable{Name: v.Name, Expression: v.Expression}
+	}
+	var texts []string
+	for _, v := range s.Validations {
+		texts = append(texts, v.Expression, v.MessageExpression)
+	}
+	return analysis.ReferenceReads(s.References, variables, texts...)
 }
 
 // NamedExpression is a match condition or a variable.
@@ -63,7 +78,7 @@ type Program struct {
 	byName          map[string]*variable
 	spec            Spec
 	path            *field.Path
-	reference       struct {
+	apiserver       struct {
 		once      sync.Once
 		validator validating.Validator
 	}
@@ -89,7 +104,7 @@ func Compile(spec Spec, path *field.Path) (*Program, field.ErrorList) {
 }
 
 // compile compiles spec for validate, and returns the apiserver's
-// validator of it, validate's reference.
+// validator of it, which EvaluateTracked runs.
 func compile(spec Spec, path *field.Path) (*Program, validating.Validator, field.ErrorList) {
 	envs := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion())
 	if len(spec.References) > 0 {
@@ -115,8 +130,8 @@ func compile(spec Spec, path *field.Path) (*Program, validating.Validator, field
 		if res.Error != nil {
 			errs = append(errs, field.Invalid(path.Child("variables").Index(i).Child("expression"), v.Expression, res.Error.Detail))
 		}
-		cv := &variable{name: v.Name, result: res, independent: !References("variables", v.Expression) && !References("authorizer", v.Expression) &&
-			!References(ReferencesVarName, v.Expression)}
+		cv := &variable{name: v.Name, result: res, independent: !analysis.Uses("variables", v.Expression) && !analysis.Uses("authorizer", v.Expression) &&
+			!analysis.Uses(refs.Variable, v.Expression)}
 		cv.untracked = fastpath.Plan(res)
 		planned = planned && cv.untracked != nil
 		if _, ok := p.byName[v.Name]; !ok {
@@ -233,13 +248,13 @@ func (p *Program) Evaluate(ctx context.Context, in *Input) Outcome {
 	return p.evaluate(ctx, in, p.validate)
 }
 
-// EvaluateReference is Evaluate by the apiserver's own validator
-// (validator.Validate, compiled on first use): the reference the tests
+// EvaluateTracked is Evaluate by the apiserver's own validator
+// (validator.Validate, compiled on first use): what the tests
 // hold Evaluate to.
-func (p *Program) EvaluateReference(ctx context.Context, in *Input) Outcome {
-	p.reference.once.Do(func() { _, p.reference.validator, _ = compile(p.spec, p.path) })
+func (p *Program) EvaluateTracked(ctx context.Context, in *Input) Outcome {
+	p.apiserver.once.Do(func() { _, p.apiserver.validator, _ = compile(p.spec, p.path) })
 	return p.evaluate(ctx, in, func(ctx context.Context, in *Input) []validating.PolicyDecision {
-		return p.reference.validator.Validate(ctx, in.Resource, in.versioned(), nil, in.NamespaceObject, celconfig.RuntimeCELCostBudget, nil).Decisions
+		return p.apiserver.validator.Validate(ctx, in.Resource, in.versioned(), nil, in.NamespaceObject, celconfig.RuntimeCELCostBudget, nil).Decisions
 	})
 }
 

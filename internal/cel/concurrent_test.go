@@ -9,7 +9,7 @@ import (
 
 // TestConcurrentEvaluate: a compiled program is shared by the server's
 // concurrent reviews (its memoized bounds, its counters, the direct
-// evaluator's pooled frames, the reference validator compiled on first
+// evaluator's pooled frames, the tracked validator compiled on first
 // use). Fresh programs evaluated from several goroutines at once, each on
 // its own inputs, decide as the apiserver's validator does, and their
 // bounds hold. make unit runs this test under the race detector; the other

@@ -41,7 +41,7 @@ var deepSpec = cel.Spec{Name: "deep",
 // TestDeepObjects: objects nested deeper than fastjson reads (300 levels
 // as it counts them) are decided as the apiserver's validator decides
 // them on the object as the apiserver decodes it (util/json, up to
-// 10,000 levels), from the review's JSON and ReferenceOnly; an object
+// 10,000 levels), from the review's JSON and TrackedOnly; an object
 // past the apiserver's own limit, which it refuses before any policy
 // sees it, fails to evaluate. Just under and over fastjson's depth, and
 // at and past the apiserver's.
@@ -58,14 +58,14 @@ func TestDeepObjects(t *testing.T) {
 				User: &user.DefaultInfo{Name: "alice"}}
 		}
 		fromJSON, only := fastInput(in()), fastInput(in())
-		only.ReferenceOnly = true
+		only.TrackedOnly = true
 		var m map[string]any
 		if err := utiljson.Unmarshal(obj, &m); err != nil {
 			if levels <= 10000 {
 				t.Fatalf("%d levels: the apiserver's decoder refuses: %v", levels, err)
 			}
 			// The apiserver refuses the object: no policy decides it.
-			for way, in := range map[string]*cel.Input{"from JSON": fromJSON, "ReferenceOnly": only} {
+			for way, in := range map[string]*cel.Input{"from JSON": fromJSON, "TrackedOnly": only} {
 				if got := p.Evaluate(context.Background(), in); got.Err == nil || !strings.Contains(got.Err.Error(), "exceeded max depth") {
 					t.Errorf("%d levels, %s: got %+v, want the decoder's error", levels, way, got)
 				}
@@ -78,11 +78,11 @@ func TestDeepObjects(t *testing.T) {
 		ref := in()
 		ref.ObjectJSON, ref.OldObjectJSON = nil, nil
 		ref.Object, ref.OldObject = &unstructured.Unstructured{Object: m}, &unstructured.Unstructured{Object: m}
-		want := p.EvaluateReference(context.Background(), ref)
+		want := p.EvaluateTracked(context.Background(), ref)
 		if want.Err == nil || len(want.RuleErrors) != 1 || len(want.Violations) != 2 {
 			t.Errorf("%d levels: the validator says %+v, want two denials and one error", levels, want)
 		}
-		for way, in := range map[string]*cel.Input{"from JSON": fromJSON, "ReferenceOnly": only} {
+		for way, in := range map[string]*cel.Input{"from JSON": fromJSON, "TrackedOnly": only} {
 			if got := p.Evaluate(context.Background(), in); !sameOutcome(got, want) {
 				t.Errorf("%d levels, %s:\n got  %+v\n want %+v", levels, way, got, want)
 			}

@@ -81,7 +81,7 @@ func TestDirectManyVariables(t *testing.T) {
 		if len(errs) > 0 {
 			t.Fatal(name, errs)
 		}
-		got, want := p.Evaluate(context.Background(), fastInput(in())), p.EvaluateReference(context.Background(), referenceInput(in()))
+		got, want := p.Evaluate(context.Background(), fastInput(in())), p.EvaluateTracked(context.Background(), trackedInput(in()))
 		if !sameOutcome(got, want) {
 			t.Errorf("%s:\n got  %+v\n want %+v", name, got, want)
 		}

@@ -20,7 +20,7 @@ import (
 // validator.Validate does (failurePolicy Fail, no params, no authorizer),
 // with the review's values built once for all policies and each variable
 // evaluated once per policy evaluation (see varContext): the same
-// decisions, messages and cost budget. EvaluateReference is the
+// decisions, messages and cost budget. EvaluateTracked is the
 // apiserver's validator itself, which the tests compare it with.
 //
 // It first asks the fast path (package fastpath, through fast.go), which

@@ -20,7 +20,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/cel/fastpath"
 )
 
-// The reference path's side of the fast path (package fastpath): what it
+// The tracked path's side of the fast path (package fastpath): what it
 // reads of an input (fastInput, built once per input), the untracked
 // evaluation it runs in this package's activation (untrackedEval), and
 // the decisions worded from its answer as the validator words them.
@@ -30,7 +30,7 @@ import (
 func (p *Program) decideFast(ctx context.Context, in *Input) []validating.PolicyDecision {
 	// The fast path reads the objects' documents, which objects nested too
 	// deep to be read lazily have none of (Check, deep).
-	if p.fast == nil || in.ReferenceOnly || ctx.Err() != nil || in.Check() != nil || in.deep {
+	if p.fast == nil || in.TrackedOnly || ctx.Err() != nil || in.Check() != nil || in.deep {
 		return nil
 	}
 	fi := in.fastInput()

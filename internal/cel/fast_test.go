@@ -189,7 +189,7 @@ func TestNoBoundBudget(t *testing.T) {
 	}
 	p.Count()
 	in := podInput(t, js)
-	got, want := p.Evaluate(context.Background(), in()), p.EvaluateReference(context.Background(), in())
+	got, want := p.Evaluate(context.Background(), in()), p.EvaluateTracked(context.Background(), in())
 	if !sameOutcome(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
@@ -277,7 +277,7 @@ func TestGuardedReceiver(t *testing.T) {
 			before := p.FastAdmits()
 			fast := in()
 			fast.ObjectJSON = js
-			got, want := p.Evaluate(context.Background(), fast), p.EvaluateReference(context.Background(), in())
+			got, want := p.Evaluate(context.Background(), fast), p.EvaluateTracked(context.Background(), in())
 			if !sameOutcome(got, want) {
 				t.Errorf("%d on %s: got  %+v\nwant %+v", i, c.name, got, want)
 			}
@@ -313,18 +313,18 @@ func TestLog2Up(t *testing.T) {
 	}
 }
 
-// TestReferenceOnly: an input marked ReferenceOnly (--cel-fast-path=false)
+// TestTrackedOnly: an input marked TrackedOnly (--cel-fast-path=false)
 // is decided on the tracked path alone, as the fast path decides it.
-func TestReferenceOnly(t *testing.T) {
+func TestTrackedOnly(t *testing.T) {
 	programs := libraryPrograms(t)
 	in := inputs(t)["review-pod-create.json"]
 	for _, p := range programs {
 		before := p.p.FastAdmits()
 		slow := fastInput(in())
-		slow.ReferenceOnly = true
+		slow.TrackedOnly = true
 		got := p.p.Evaluate(context.Background(), slow)
 		if p.p.FastAdmits() != before {
-			t.Errorf("%s: the fast path decided a ReferenceOnly input", p.name)
+			t.Errorf("%s: the fast path decided a TrackedOnly input", p.name)
 		}
 		if want := p.p.Evaluate(context.Background(), fastInput(in())); !sameOutcome(got, want) {
 			t.Errorf("%s: tracked %+v, fast %+v", p.name, got, want)
@@ -335,6 +335,6 @@ func TestReferenceOnly(t *testing.T) {
 		fast += p.p.FastAdmits()
 	}
 	if fast == 0 {
-		t.Error("the fast path decided nothing without ReferenceOnly")
+		t.Error("the fast path decided nothing without TrackedOnly")
 	}
 }

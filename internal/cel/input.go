@@ -52,10 +52,10 @@ type Input struct {
 	// fast is what the fast path reads of the input (fast.go), built on
 	// first use; it checks it was built for this input's objects.
 	fast *fastInput
-	// ReferenceOnly: every program decides on the tracked path, the fast
+	// TrackedOnly: every program decides on the tracked path, the fast
 	// path never asked (the operator's --cel-fast-path=false): the same
 	// decisions, slower.
-	ReferenceOnly bool
+	TrackedOnly bool
 	// obj and old are the objects as Objects returns them, decoded from
 	// the bytes where Object or OldObject is nil; decodeErr why they could
 	// not be, once tried.

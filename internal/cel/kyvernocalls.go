@@ -9,6 +9,8 @@ import (
 
 	celast "github.com/google/cel-go/common/ast"
 	"k8s.io/apiserver/pkg/cel/environment"
+
+	"github.com/tollgate-dev/tollgate/internal/cel/analysis"
 )
 
 // KyvernoCall is one call of Kyverno's resource library a policy makes:
@@ -25,7 +27,7 @@ type KyvernoCall struct {
 // string literal (tollgate lists and watches the kinds a policy reads from
 // when it loads), or resource read other than as a call's receiver.
 func KyvernoResourceCalls(expression string, namespaced bool) (calls []KyvernoCall, problems []string) {
-	if expression == "" || !References(kyvernoResourceVar, expression) {
+	if expression == "" || !analysis.Uses(kyvernoResourceVar, expression) {
 		return nil, nil
 	}
 	env, err := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Env(environment.StoredExpressions)
@@ -62,8 +64,8 @@ func KyvernoResourceCalls(expression string, namespaced bool) (calls []KyvernoCa
 				problems = append(problems, fmt.Sprintf("resource.%s with %d arguments: tollgate reads %s", fn, len(call.Args()), kyvernoForms(fn, namespaced)))
 				return
 			}
-			apiVersion, ok1 := stringLiteral(call.Args()[0])
-			resource, ok2 := stringLiteral(call.Args()[1])
+			apiVersion, ok1 := analysis.StringLiteral(call.Args()[0])
+			resource, ok2 := analysis.StringLiteral(call.Args()[1])
 			if !ok1 || !ok2 {
 				problems = append(problems, fmt.Sprintf("resource.%s: its apiVersion and resource must be string literals, so that tollgate knows when the policy loads which kind to list and watch", fn))
 				return

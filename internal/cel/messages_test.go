@@ -16,9 +16,9 @@ import (
 
 // TestMessagesAsReference: the rules of testdata/messages.yaml, whose
 // errors print a value's Go type, fail with the apiserver's validator's
-// message (EvaluateReference, on the decoded objects), which holds the
+// message (EvaluateTracked, on the decoded objects), which holds the
 // apiserver's type names (want), both when Evaluate reads the objects
-// from their JSON and with ReferenceOnly: no type of tollgate's own.
+// from their JSON and with TrackedOnly: no type of tollgate's own.
 func TestMessagesAsReference(t *testing.T) {
 	data, err := os.ReadFile("testdata/messages.yaml")
 	if err != nil {
@@ -52,13 +52,13 @@ func TestMessagesAsReference(t *testing.T) {
 		if len(errs) > 0 {
 			t.Fatalf("%s: %v", c.Rule, errs)
 		}
-		want := p.EvaluateReference(context.Background(), referenceInput(in()))
+		want := p.EvaluateTracked(context.Background(), trackedInput(in()))
 		if want.Err == nil || !strings.Contains(want.Err.Error(), c.Want) {
 			t.Errorf("%s: the apiserver's validator says %v, want %q in it", c.Rule, want.Err, c.Want)
 		}
 		only := fastInput(in())
-		only.ReferenceOnly = true
-		for way, in := range map[string]*cel.Input{"from JSON": fastInput(in()), "ReferenceOnly": only} {
+		only.TrackedOnly = true
+		for way, in := range map[string]*cel.Input{"from JSON": fastInput(in()), "TrackedOnly": only} {
 			if got := p.Evaluate(context.Background(), in); !sameOutcome(got, want) {
 				t.Errorf("%s, %s:\n got  %v\n want %v", c.Rule, way, got.Err, want.Err)
 			}

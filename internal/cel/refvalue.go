@@ -14,10 +14,6 @@ import (
 	refs "github.com/tollgate-dev/tollgate/internal/references"
 )
 
-// ReferencesVarName is the variable a policy reads its declared references
-// by: references.<name>, of type tollgate.dev.Reference.
-const ReferencesVarName = "references"
-
 // referenceType is the CEL type of references.<name>.
 var referenceType = celgo.OpaqueType("tollgate.dev.Reference")
 
@@ -38,7 +34,7 @@ var errNoReferenceSource = errors.New("tollgate has no source of referenced obje
 func referenceOptions() environment.VersionedOptions {
 	list := celgo.ListType(celgo.DynType)
 	return environment.VersionedOptions{IntroducedVersion: version.MajorMinor(1, 0), EnvOptions: []celgo.EnvOption{
-		celgo.Variable(ReferencesVarName, celgo.MapType(celgo.StringType, referenceType)),
+		celgo.Variable(refs.Variable, celgo.MapType(celgo.StringType, referenceType)),
 		celgo.Function("byKey", celgo.MemberOverload("tollgate_reference_byKey_string_dyn",
 			[]*celgo.Type{referenceType, celgo.StringType, celgo.DynType}, list, celgo.FunctionBinding(byKey))),
 		celgo.Function("inNamespace", celgo.MemberOverload("tollgate_reference_inNamespace_string",

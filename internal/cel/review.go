@@ -33,7 +33,7 @@ type review struct {
 // values builds the input's review on first use. An object the input
 // carries as JSON is read from it as the expressions reach its members
 // (package lazy); only the apiserver's own evaluators (match conditions, the
-// reference validator) and Pod templates need it decoded (Objects).
+// tracked validator) and Pod templates need it decoded (Objects).
 func (in *Input) values() *review {
 	if in.review != nil {
 		return in.review

@@ -15,6 +15,8 @@ import (
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/cel/environment"
+
+	"github.com/tollgate-dev/tollgate/internal/cel/analysis"
 )
 
 // VAP is a compiled ValidatingAdmissionPolicy.
@@ -108,7 +110,7 @@ func compileVAP(vap *admissionregistrationv1.ValidatingAdmissionPolicy, envs *en
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	return &VAP{validator: validator, matcher: matcher, UsesNamespaceObject: References("namespaceObject", Expressions(vap)...)}, nil
+	return &VAP{validator: validator, matcher: matcher, UsesNamespaceObject: analysis.Uses("namespaceObject", Expressions(vap)...)}, nil
 }
 
 // Expressions are every CEL expression of a ValidatingAdmissionPolicy.

@@ -17,7 +17,7 @@ import (
 //   - every policy: the request's namespace is exempt (the system
 //     namespaces, tollgate's own, --exclude-namespaces), as at admission;
 //   - tollgate policies: Engine.matching (resources, operations, selectors),
-//     then their conditions (validate.go, mutateobjects.go);
+//     then their conditions (validate.go, mutate.go);
 //   - ValidatingAdmissionPolicies: vap.Evaluate (matchConstraints, a
 //     binding selecting the request, a param, matchConditions), read by
 //     validateVAP;

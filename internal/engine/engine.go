@@ -49,8 +49,8 @@ type Engine struct {
 	namespaces policy.Namespaces
 	external   external.Sources
 	exceptions *exception.Index
-	// referenceOnly is Options.NoCELFastPath.
-	referenceOnly bool
+	// trackedOnly is Options.NoCELFastPath.
+	trackedOnly bool
 }
 
 // New returns an engine for the set.
@@ -61,7 +61,7 @@ func New(set *policy.Set, opts Options) *Engine {
 	}
 	excluded.Insert(opts.ExcludeNamespaces...)
 	return &Engine{set: set, excluded: excluded, namespaces: opts.Namespaces, external: opts.External, exceptions: exception.NewIndex(set.Exceptions, opts.Clock),
-		referenceOnly: opts.NoCELFastPath}
+		trackedOnly: opts.NoCELFastPath}
 }
 
 // Set returns the engine's policies.
@@ -86,7 +86,18 @@ func (e *Engine) Review(ctx context.Context, g *policy.Group, req *admission.Req
 // made of it. Every warning, whichever kind of policy gave it, is bounded
 // here, so that offline commands show what the server sends.
 func (e *Engine) Evaluate(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
-	ev := e.evaluate(ctx, g, req)
+	return e.evaluateAs(ctx, g, req, false)
+}
+
+// EvaluateStored is Evaluate of a stored object, as tollgate audit and the
+// background audit decide it: a Kyverno policy with
+// evaluation.admission.enabled false still applies there.
+func (e *Engine) EvaluateStored(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
+	return e.evaluateAs(ctx, g, req, true)
+}
+
+func (e *Engine) evaluateAs(ctx context.Context, g *policy.Group, req *admission.Request, stored bool) Evaluation {
+	ev := e.evaluate(ctx, g, req, stored)
 	ev.Response.Warnings = admission.Warnings(ev.Response.Warnings)
 	for _, r := range ev.Results {
 		if r.Outcome == Warn {
@@ -99,12 +110,12 @@ func (e *Engine) Evaluate(ctx context.Context, g *policy.Group, req *admission.R
 	return ev
 }
 
-func (e *Engine) evaluate(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
+func (e *Engine) evaluate(ctx context.Context, g *policy.Group, req *admission.Request, stored bool) Evaluation {
 	if e.excluded.Has(req.Namespace) {
 		return notApplicableAll(g, "namespace "+req.Namespace+" is exempt")
 	}
 	if g.Kind == policy.GroupVAP {
-		return e.validateVAP(ctx, g, req) // its rules say which subresources it checks
+		return e.validateVAP(ctx, g, req, stored) // its rules say which subresources it checks
 	}
 	if g.Kind == policy.GroupMAP {
 		return e.mutateMAP(ctx, g, req) // so do a MutatingAdmissionPolicy's
@@ -114,9 +125,9 @@ func (e *Engine) evaluate(ctx context.Context, g *policy.Group, req *admission.R
 	}
 	switch g.Kind {
 	case policy.GroupInjection:
-		return e.mutate(g, req)
+		return e.inject(g, req)
 	case policy.GroupMutating:
-		return e.mutateObjects(ctx, g, req)
+		return e.mutate(ctx, g, req)
 	default:
 		return e.validate(ctx, g, req)
 	}

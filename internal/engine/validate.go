@@ -99,7 +99,7 @@ func (e *Engine) judge(ctx context.Context, p *policy.Policy, req *admission.Req
 		if err != nil {
 			return subject, verdict{err: err}
 		}
-		ci.ReferenceOnly = e.referenceOnly
+		ci.TrackedOnly = e.trackedOnly
 		ci.References = e.external.References
 		out := x.celOutcome(p, prog.Evaluate(ctx, ci))
 		switch {

@@ -16,7 +16,7 @@ import (
 // TestReferenceProjectionKeepsDecisions checks the library's reference
 // policies on their suite's resources and internal/cli's, every object
 // also a referenced one, twice: with the store keeping only what the
-// policies read (cel.ReferenceReads) and keeping whole objects. Every
+// policies read (analysis.ReferenceReads) and keeping whole objects. Every
 // result and message must be the same.
 func TestReferenceProjectionKeepsDecisions(t *testing.T) {
 	objs, err := manifest.Read([]string{"../../policies/tests/references-resources.yaml", "../cli/testdata/references/shop.yaml", "../cli/testdata/references/docs.yaml"}, nil)

@@ -41,7 +41,7 @@ type namedBinding interface {
 // mc is the policy's matchConstraints, match reads a binding's
 // matchResources, and serve makes a copy of p the policy served on an
 // entry's path, with the entry's bindings.
-func bindingWebhooks[B namedBinding](p *Policy, kind GroupKind, mc *admissionregistrationv1.MatchResources, bindings []B,
+func bindingWebhooks[B namedBinding](p *Policy, kind GroupType, mc *admissionregistrationv1.MatchResources, bindings []B,
 	match func(B) *admissionregistrationv1.MatchResources, serve func(served *Policy, bindings []B)) []*BindingWebhook {
 	var out []*BindingWebhook
 	byKey := map[string]int{}
@@ -139,7 +139,7 @@ func sortedKeys(m map[string]string) []string {
 // bindingWebhookName names a binding's webhook entry, shortened with a hash
 // of the binding's name when the whole would be longer than the apiserver
 // allows (253 characters, 63 per label).
-func bindingWebhookName(binding string, kind GroupKind) string {
+func bindingWebhookName(binding string, kind GroupType) string {
 	webhookSuffix := ".binding." + string(kind) + ".tollgate.dev"
 	long := len(binding)+len(webhookSuffix) > 253
 	for _, label := range strings.Split(binding, ".") {

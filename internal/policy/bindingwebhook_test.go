@@ -55,7 +55,7 @@ func TestBindingWebhooks(t *testing.T) {
 `
 	for _, tc := range []struct {
 		kind, policy, binding, path, suffix string
-		group                               GroupKind
+		group                               GroupType
 		// served is the names of the bindings a group serves, and its
 		// policy's and bindings' match resources, the policy's first.
 		served func(g *Group) ([]string, []*admissionregistrationv1.MatchResources)

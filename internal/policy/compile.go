@@ -178,10 +178,7 @@ func (p *Policy) compileCEL(refs []*references.Compiled) (*cel.Program, field.Er
 	}
 	// What the expressions read of the referenced objects is all the store
 	// keeps of them.
-	reads, err := cel.ReferenceReads(spec)
-	if err != nil {
-		return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "references"), err)}
-	}
+	reads := spec.ReferenceReads()
 	for _, c := range refs {
 		c.SetRead(reads[c.Name])
 	}

@@ -1,10 +1,11 @@
-// Package policy owns tollgate's policy files: their types (types.go), how
-// they are read and verified (load.go, verify.go) and compiled at load
-// (compile.go), Kubernetes ValidatingAdmissionPolicies and their bindings
-// read from the same files (vap.go) or from the cluster's API (cluster.go),
-// the verified set and what it verifies across policies (set.go), the
-// embedded defaults (defaults.go), which requests a policy concerns
-// (match.go), namespaces as selectors see them (namespaces.go), how
-// policies are grouped into webhook entries and the kinds of groups
-// (group.go), and reloading the files when they change (watch.go).
+// Package policy owns the policies tollgate loads: tollgate's own format,
+// Kubernetes' ValidatingAdmissionPolicies and MutatingAdmissionPolicies with
+// their bindings, and Kyverno's ValidatingPolicies. It reads them from
+// files, strictly, or from the cluster's API, verifies and compiles them,
+// and joins PolicyExceptions to them.
+//
+// A Set is what one load verified. It splits into Groups: policies of one
+// kind, action and match, each one webhook entry. The package also says
+// which requests a policy concerns, how namespaces look to selectors, and
+// watches the files for changes.
 package policy

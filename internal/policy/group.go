@@ -14,20 +14,21 @@ const (
 	ActionMutate   Action = "mutate"
 )
 
-// GroupKind is what a group's policies are, and so how the engine runs them.
-type GroupKind string
+// GroupType is the kind of policy a group holds, and so how the engine runs
+// it. (Not a schema.GroupKind.)
+type GroupType string
 
 // The kinds of groups. Policies of different kinds never share a group.
 const (
-	GroupValidating GroupKind = "validating" // label rules and CEL expressions
-	GroupMutating   GroupKind = "mutating"   // labels, annotations and CEL patches
-	GroupInjection  GroupKind = "injection"  // containers, volumes, ... into Pods
-	GroupVAP        GroupKind = "vap"        // one ValidatingAdmissionPolicy, alone in its group
-	GroupMAP        GroupKind = "map"        // one MutatingAdmissionPolicy, alone in its group
+	GroupValidating GroupType = "validating" // label rules and CEL expressions
+	GroupMutating   GroupType = "mutating"   // labels, annotations and CEL patches
+	GroupInjection  GroupType = "injection"  // containers, volumes, ... into Pods
+	GroupVAP        GroupType = "vap"        // one ValidatingAdmissionPolicy, alone in its group
+	GroupMAP        GroupType = "map"        // one MutatingAdmissionPolicy, alone in its group
 )
 
 // Action is the webhook a group of this kind is registered as.
-func (k GroupKind) Action() Action {
+func (k GroupType) Action() Action {
 	if k == GroupMutating || k == GroupInjection || k == GroupMAP {
 		return ActionMutate
 	}
@@ -35,7 +36,7 @@ func (k GroupKind) Action() Action {
 }
 
 // kindOf is the kind of group p belongs in.
-func kindOf(p *Policy) GroupKind {
+func kindOf(p *Policy) GroupType {
 	switch {
 	case p.VAP != nil:
 		return GroupVAP
@@ -56,7 +57,7 @@ func kindOf(p *Policy) GroupKind {
 type Group struct {
 	// ID is the name of the group's first policy; it names the path and the webhook.
 	ID   string
-	Kind GroupKind
+	Kind GroupType
 	// Action is Kind.Action(): which webhook configuration the group is in.
 	Action        Action
 	Match         Match
@@ -122,7 +123,7 @@ func compareBool(a, b bool) int {
 
 // groupKey is equal for policies that can share a webhook entry. Lists are
 // compared as sets: [CREATE, UPDATE] and [UPDATE, CREATE] are the same match.
-func groupKey(kind GroupKind, p *Policy) string {
+func groupKey(kind GroupType, p *Policy) string {
 	if kind == GroupVAP {
 		return "vap:" + p.Name() // a ValidatingAdmissionPolicy has a webhook of its own
 	}
@@ -136,7 +137,7 @@ func groupKey(kind GroupKind, p *Policy) string {
 	// Injection and other mutations never share a webhook: the engine runs
 	// them differently.
 	b, _ := json.Marshal(struct {
-		K GroupKind
+		K GroupType
 		M Match
 		F FailurePolicy
 	}{kind, m, p.Spec.FailurePolicy})

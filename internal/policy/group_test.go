@@ -2,9 +2,9 @@ package policy
 
 import "testing"
 
-func TestGroupKindAction(t *testing.T) {
+func TestGroupTypeAction(t *testing.T) {
 	tests := []struct {
-		kind GroupKind
+		kind GroupType
 		want Action
 	}{
 		{GroupValidating, ActionValidate},
@@ -24,7 +24,7 @@ func TestGroupsHaveTheirKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for id, want := range map[string]GroupKind{"require-environment": GroupValidating, "nginx-sidecar": GroupInjection} {
+	for id, want := range map[string]GroupType{"require-environment": GroupValidating, "nginx-sidecar": GroupInjection} {
 		g := set.Group(id)
 		if g == nil || g.Kind != want || g.Action != want.Action() {
 			t.Errorf("group %s: %+v, want kind %s", id, g, want)

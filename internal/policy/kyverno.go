@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tollgate-dev/tollgate/internal/cel"
+	"github.com/tollgate-dev/tollgate/internal/cel/analysis"
 )
 
 // KyvernoGroup is the API group of Kyverno's CEL policies.
@@ -221,7 +222,7 @@ func decodeKyverno(kind, version string, js []byte) (*Policy, field.ErrorList) {
 // (exceptions is true).
 func kyvernoVAP(k *kyvernoPolicy, kind string, actions []admissionregistrationv1.ValidationAction) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding, bool) {
 	s := k.Spec
-	exceptions := cel.References(KyvernoExceptionsVariable, kyvernoExpressions(&s)...)
+	exceptions := analysis.Uses(KyvernoExceptionsVariable, kyvernoExpressions(&s)...)
 	if exceptions {
 		s = renameExceptions(s)
 	}

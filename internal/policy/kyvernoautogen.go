@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tollgate-dev/tollgate/internal/cel"
+	"github.com/tollgate-dev/tollgate/internal/cel/analysis"
 	"github.com/tollgate-dev/tollgate/internal/references"
 )
 
@@ -217,7 +218,7 @@ func (s *Set) KyvernoNotes() []string {
 			note := func(what, before, after string) {
 				if before != after {
 					// as the user wrote it: params is Kyverno's exceptions (kyvernoVAP)
-					after = cel.RenameIdent(after, "params", KyvernoExceptionsVariable)
+					after = analysis.RenameIdent(after, "params", KyvernoExceptionsVariable)
 					out = append(out, fmt.Sprintf("%s: autogen (%s): %s: %s", head, strings.Join(rs, ", "), what, strings.TrimSpace(after)))
 				}
 			}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tollgate-dev/tollgate/internal/cel"
+	"github.com/tollgate-dev/tollgate/internal/cel/analysis"
 	"github.com/tollgate-dev/tollgate/internal/exception"
 )
 
@@ -77,7 +78,7 @@ func kyvernoExpressions(s *kyvernoSpec) []string {
 // renameExceptions is s with Kyverno's exceptions variable renamed params
 // in every expression.
 func renameExceptions(s kyvernoSpec) kyvernoSpec {
-	rename := func(e string) string { return cel.RenameIdent(e, KyvernoExceptionsVariable, "params") }
+	rename := func(e string) string { return analysis.RenameIdent(e, KyvernoExceptionsVariable, "params") }
 	s.MatchConditions = slices.Clone(s.MatchConditions)
 	for i := range s.MatchConditions {
 		s.MatchConditions[i].Expression = rename(s.MatchConditions[i].Expression)
@@ -105,10 +106,10 @@ func renameExceptions(s kyvernoSpec) kyvernoSpec {
 func kyvernoParams(s *kyvernoSpec) field.ErrorList {
 	var errs field.ErrorList
 	check := func(p *field.Path, expr string) {
-		if expr != "" && cel.References("params", expr) {
+		if expr != "" && analysis.Uses("params", expr) {
 			errs = append(errs, field.Invalid(p, expr, "undeclared reference to 'params': Kyverno policies have no params"))
 		}
-		for _, f := range cel.Fields(expr, KyvernoExceptionsVariable) {
+		for _, f := range analysis.Fields(expr, KyvernoExceptionsVariable) {
 			if f != "allowedValues" && f != "allowedImages" {
 				errs = append(errs, field.Invalid(p, expr, fmt.Sprintf("undefined field '%s' of exceptions (Kyverno's are allowedValues and allowedImages)", f)))
 			}

@@ -119,11 +119,11 @@ func TestMAPGroupsFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var kinds []GroupKind
+	var kinds []GroupType
 	for _, g := range set.Groups {
 		kinds = append(kinds, g.Kind)
 	}
-	if !reflect.DeepEqual(kinds, []GroupKind{GroupMAP, GroupValidating, GroupInjection}) {
+	if !reflect.DeepEqual(kinds, []GroupType{GroupMAP, GroupValidating, GroupInjection}) {
 		t.Errorf("group kinds %v", kinds)
 	}
 }

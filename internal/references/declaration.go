@@ -21,6 +21,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
+// Variable is the CEL variable a policy reads its declared references by:
+// references.<name>.
+const Variable = "references"
+
 // Declaration is one entry of a policy's spec.references: the objects of
 // one kind the policy reads, as references.<Name> in its CEL.
 type Declaration struct {

@@ -7,7 +7,7 @@ import (
 )
 
 // Read is what a policy's CEL reads of the objects of one reference, as
-// the CEL package finds it (cel.ReferenceReads): the store keeps only that
+// the CEL package finds it (analysis.ReferenceReads): the store keeps only that
 // of each object. Paths are field names from the object's root; through a
 // list they apply to each element.
 type Read struct {

@@ -22,7 +22,7 @@ import (
 // Label, annotation and CEL mutations are IfNeeded: what they write may
 // depend on anything in the object (every container, say), so they run
 // again on what later mutations added.
-func reinvocation(kind policy.GroupKind) admissionregistrationv1.ReinvocationPolicyType {
+func reinvocation(kind policy.GroupType) admissionregistrationv1.ReinvocationPolicyType {
 	if kind == policy.GroupInjection {
 		return admissionregistrationv1.NeverReinvocationPolicy
 	}

@@ -77,7 +77,7 @@ func TestDeepReviews(t *testing.T) {
 			}
 			continue
 		}
-		want := ref.EvaluateReference(context.Background(), &cel.Input{Object: &unstructured.Unstructured{Object: m},
+		want := ref.EvaluateTracked(context.Background(), &cel.Input{Object: &unstructured.Unstructured{Object: m},
 			Kind: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}, Resource: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"},
 			Name: "w", Namespace: "shop", Operation: "CREATE"})
 		if want.Err != nil || len(want.Violations) != 1 {

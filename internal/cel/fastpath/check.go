@@ -29,7 +29,7 @@ type DirectCheck struct {
 
 // CheckDirect evaluates every variable, rule and message expression of p
 // that the direct evaluator has a plan for, on r, both with it and with
-// its untracked cel-go program (in act, the reference path's activation
+// its untracked cel-go program (in act, the tracked path's activation
 // with untracked variables; variable(i) the value cel-go gives variable
 // i there), and requires, wherever the direct evaluator gives a value,
 // that cel-go gives no error and the same value (type and equality),

@@ -27,7 +27,7 @@
 //     decide.go) first, where every rule has a plan: it admits, or denies
 //     with the values of the message expressions, or gives up;
 //   - else the untracked programs (untracked.go), evaluated in the
-//     reference path's activation (an Evaluation package cel
+//     tracked path's activation (an Evaluation package cel
 //     provides, its variables evaluated untracked too), whose only
 //     outcome is "every rule admits".
 //
@@ -139,7 +139,7 @@ type Review struct {
 }
 
 // Evaluation is one evaluation of a policy's untracked programs in the
-// reference path's activation (package cel's: object, oldObject,
+// tracked path's activation (package cel's: object, oldObject,
 // request, namespaceObject, and variables evaluated with their untracked
 // programs, independent ones shared by the review's policies).
 type Evaluation interface {

@@ -1,4 +1,4 @@
-package cel
+package analysis
 
 // What a policy's CEL reads of the objects it references, found from its
 // expressions before they run, so that tollgate holds only that of each
@@ -14,7 +14,6 @@ package cel
 import (
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
-	"k8s.io/apiserver/pkg/cel/environment"
 
 	refs "github.com/tollgate-dev/tollgate/internal/references"
 )
@@ -107,54 +106,54 @@ func (a *readAnalysis) use(os origins) {
 	}
 }
 
-// ReferenceReads is what the spec's expressions (and its references'
-// index keys) read of each declared reference's objects, by name.
-func ReferenceReads(spec Spec) (map[string]refs.Read, error) {
-	env, err := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Env(environment.StoredExpressions)
-	if err != nil {
-		return nil, err
-	}
+// Variable is a policy's variable: variables.<Name> is its value.
+type Variable struct {
+	Name       string
+	Expression string
+}
+
+// ReferenceReads is what the expressions, through the variables, read of
+// each declared reference's objects, by name. The references' own index
+// keys count too. An expression that does not parse keeps every
+// reference's objects whole (the compiler refuses it anyway).
+func ReferenceReads(declared []*refs.Compiled, variables []Variable, expressions ...string) map[string]refs.Read {
 	a := &readAnalysis{reads: map[string]*refs.Read{}}
-	parse := func(text string) (celast.Expr, bool) {
+	unread := false
+	read := func(text string, scope map[string]origins) origins {
 		if text == "" {
-			return nil, false
+			return nil
 		}
-		ast, iss := env.Parse(text)
-		if iss.Err() != nil {
-			return nil, false
+		e, _, ok := parse(text)
+		if !ok {
+			unread = true
+			return nil
 		}
-		return ast.NativeRep().Expr(), true
+		return a.eval(e, scope)
 	}
-	for _, c := range spec.References {
+	for _, c := range declared {
 		for _, key := range c.IndexKeys() {
-			if e, ok := parse(key); ok {
-				scope := map[string]origins{"object": {{ref: c.Name, shape: shapeObject}: true}}
-				a.use(a.eval(e, scope))
-			}
+			a.use(read(key, map[string]origins{"object": {{ref: c.Name, shape: shapeObject}: true}}))
 		}
 	}
 	vars := map[string]origins{}
-	for _, v := range spec.Variables {
-		if e, ok := parse(v.Expression); ok {
-			vars["variables."+v.Name] = a.eval(e, vars)
-		}
+	for _, v := range variables {
+		vars["variables."+v.Name] = read(v.Expression, vars)
 	}
-	for _, v := range spec.Validations {
-		for _, text := range []string{v.Expression, v.MessageExpression} {
-			if e, ok := parse(text); ok {
-				a.use(a.eval(e, vars))
-			}
-		}
+	for _, text := range expressions {
+		a.use(read(text, vars))
 	}
 	out := map[string]refs.Read{}
-	for _, c := range spec.References {
-		if r := a.reads[c.Name]; r != nil {
+	for _, c := range declared {
+		switch r := a.reads[c.Name]; {
+		case unread:
+			out[c.Name] = refs.Read{Whole: true}
+		case r != nil:
 			out[c.Name] = *r
-		} else {
+		default:
 			out[c.Name] = refs.Read{}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // eval is what an expression's value may come from, recording what it
@@ -169,7 +168,7 @@ func (a *readAnalysis) eval(e celast.Expr, scope map[string]origins) origins {
 		op := s.Operand()
 		if op.Kind() == celast.IdentKind {
 			switch op.AsIdent() {
-			case ReferencesVarName:
+			case refs.Variable:
 				return origins{{ref: s.FieldName(), shape: shapeHandle}: true}
 			case "variables":
 				if _, shadowed := scope["variables"]; !shadowed {
@@ -286,7 +285,7 @@ func (a *readAnalysis) call(c celast.CallExpr, scope map[string]origins) origins
 		}
 	case "_[_]", "_[?_]", "_?._":
 		target := a.eval(args[0], scope)
-		if key, ok := stringLiteral(args[1]); ok {
+		if key, ok := StringLiteral(args[1]); ok {
 			return a.selectField(target, key, false)
 		}
 		if isIntLiteral(args[1]) { // an element of a list: its path is the list's

@@ -12,10 +12,10 @@ import (
 // validateVAP enforces a group's ValidatingAdmissionPolicy (one per
 // group) as the apiserver would. A policy that does not apply (vap.Outcome
 // NotApplied) is admitted as the apiserver admits it, and reported as such,
-// never as a pass.
-func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
+// never as a pass. stored says the request is a stored object's audit.
+func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admission.Request, stored bool) Evaluation {
 	p := g.Policies[0]
-	if k := p.VAP.Kyverno; k != nil && !k.Admission && !inBackground(ctx) {
+	if k := p.VAP.Kyverno; k != nil && !k.Admission && !stored {
 		return Evaluation{Response: admission.Allowed(), Results: []Result{notApplicable(p.Name(), "evaluation.admission.enabled is false")}}
 	}
 	out, err := vap.Evaluate(ctx, p.VAP, req, e.namespaces, e.external, e.exceptions.Now())
@@ -63,17 +63,6 @@ func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admissio
 	resp.Policies = []string{p.Name()}
 	return Evaluation{Response: resp, Results: []Result{r}}
 }
-
-type backgroundKey struct{}
-
-// Background marks ctx as a background evaluation of stored objects (tollgate
-// audit, the background audit), where a Kyverno policy with
-// evaluation.admission.enabled false still applies.
-func Background(ctx context.Context) context.Context {
-	return context.WithValue(ctx, backgroundKey{}, true)
-}
-
-func inBackground(ctx context.Context) bool { return ctx.Value(backgroundKey{}) != nil }
 
 // InBackground tells whether a group takes part in background evaluations:
 // all do but a Kyverno policy with evaluation.background.enabled false.

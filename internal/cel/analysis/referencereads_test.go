@@ -1,10 +1,12 @@
-package cel
+package analysis_test
 
 import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/tollgate-dev/tollgate/internal/cel"
+	"github.com/tollgate-dev/tollgate/internal/cel/analysis"
 	refs "github.com/tollgate-dev/tollgate/internal/references"
 )
 
@@ -49,24 +51,38 @@ func TestReferenceReads(t *testing.T) {
 			if len(errs) > 0 {
 				t.Fatal(errs.ToAggregate())
 			}
-			spec := Spec{Name: "p", References: []*refs.Compiled{c}}
+			spec := cel.Spec{Name: "p", References: []*refs.Compiled{c}}
+			var variables []analysis.Variable
 			for i, v := range tc.variables {
-				spec.Variables = append(spec.Variables, NamedExpression{Name: "v" + string(rune('0'+i)), Expression: v})
+				name := "v" + string(rune('0'+i))
+				spec.Variables = append(spec.Variables, cel.NamedExpression{Name: name, Expression: v})
+				variables = append(variables, analysis.Variable{Name: name, Expression: v})
 			}
 			for _, r := range tc.rules {
-				spec.Validations = append(spec.Validations, Validation{Expression: r})
+				spec.Validations = append(spec.Validations, cel.Validation{Expression: r})
 			}
-			if _, errs := Compile(spec, field.NewPath("spec", "validate")); len(errs) > 0 {
+			if _, errs := cel.Compile(spec, field.NewPath("spec", "validate")); len(errs) > 0 {
 				t.Fatalf("does not compile: %v", errs.ToAggregate())
 			}
-			reads, err := ReferenceReads(spec)
-			if err != nil {
-				t.Fatal(err)
-			}
+			reads := analysis.ReferenceReads(spec.References, variables, tc.rules...)
 			c.SetRead(reads["svc"])
 			if got := c.Keeps(); got != tc.want {
 				t.Errorf("keeps %s\nwant  %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestReferenceReadsUnparsed: an expression the analysis cannot parse
+// keeps every reference's objects whole, never less than is read.
+func TestReferenceReadsUnparsed(t *testing.T) {
+	c, errs := refs.Compile(refs.Declaration{Name: "svc", APIVersion: "v1", Kind: "Service"}, field.NewPath("spec", "references").Index(0))
+	if len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+	reads := analysis.ReferenceReads([]*refs.Compiled{c}, nil, "references.svc.objects().size() > 0", "references.svc.(")
+	c.SetRead(reads["svc"])
+	if got := c.Keeps(); got != "*" {
+		t.Errorf("keeps %s, want *", got)
 	}
 }

@@ -228,13 +228,13 @@ func requestInput(obj, old []byte, kind schema.GroupVersionKind, resource schema
 // one way sharing their input as the engine shares it, and requires the
 // same outcome of each. Evaluate gets the objects as JSON only, as the
 // engine gives them (the values read from the bytes; decoded only for the
-// match conditions), the reference as decoded objects only.
+// match conditions), EvaluateTracked as decoded objects only.
 func compare(t *testing.T, programs []named, name string, in func() *cel.Input) (denied, failed int) {
 	t.Helper()
-	fast, ref := fastInput(in()), referenceInput(in())
+	fast, ref := fastInput(in()), trackedInput(in())
 	for _, p := range programs {
 		got := p.p.Evaluate(context.Background(), fast)
-		want := p.p.EvaluateReference(context.Background(), ref)
+		want := p.p.EvaluateTracked(context.Background(), ref)
 		if !sameOutcome(got, want) {
 			t.Errorf("%s on %s:\n got  %+v\n want %+v", p.name, name, got, want)
 		}
@@ -285,8 +285,8 @@ func reviewBody(in *cel.Input) []byte {
 		`"object":` + object(in.ObjectJSON) + `,"oldObject":` + object(in.OldObjectJSON) + `}}`)
 }
 
-// referenceInput is in with its objects decoded only.
-func referenceInput(in *cel.Input) *cel.Input {
+// trackedInput is in with its objects decoded only.
+func trackedInput(in *cel.Input) *cel.Input {
 	in.ObjectJSON, in.OldObjectJSON = nil, nil
 	return in
 }
@@ -307,7 +307,7 @@ func sameOutcome(a, b cel.Outcome) bool {
 }
 
 // TestEvaluateAsReference: Evaluate decides as the apiserver's validator
-// (EvaluateReference) every library policy and every policy of the
+// (EvaluateTracked) every library policy and every policy of the
 // differential corpus, on every input.
 func TestEvaluateAsReference(t *testing.T) {
 	var programs []named
@@ -340,7 +340,7 @@ func TestBudgetAsReference(t *testing.T) {
 		if !strings.HasPrefix(p.name, "budget.yaml: ") {
 			continue
 		}
-		got, want := p.p.Evaluate(context.Background(), fastInput(in())), p.p.EvaluateReference(context.Background(), referenceInput(in()))
+		got, want := p.p.Evaluate(context.Background(), fastInput(in())), p.p.EvaluateTracked(context.Background(), trackedInput(in()))
 		if !sameOutcome(got, want) {
 			t.Errorf("%s:\n got  %+v\n want %+v", p.name, got, want)
 		}

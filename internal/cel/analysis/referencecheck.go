@@ -1,4 +1,4 @@
-package cel
+package analysis
 
 import (
 	"fmt"
@@ -6,68 +6,28 @@ import (
 
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
-	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/apiserver/pkg/cel/environment"
 
 	refs "github.com/tollgate-dev/tollgate/internal/references"
 )
 
-// checkReferences refuses, at load time, a read of references the
+// ReferenceProblems are what an expression reads of references that its
 // declarations cannot answer: a reference not declared, an index a
 // reference does not declare (byKey's index must be a string literal, its
-// receiver references.<name>), references read other than as
-// references.<name>, or read by a match condition (the apiserver's matcher
-// evaluates those, which binds no references).
-func checkReferences(spec Spec, path *field.Path) field.ErrorList {
-	if len(spec.References) == 0 {
-		return nil // undeclared: the compiler refuses references
-	}
-	declared := map[string]*refs.Compiled{}
-	for _, c := range spec.References {
-		declared[c.Name] = c
-	}
-	var errs field.ErrorList
-	for i, c := range spec.Conditions {
-		if References(ReferencesVarName, c.Expression) {
-			errs = append(errs, field.Invalid(fieldOf(path, "conditions", i), c.Expression, "match conditions cannot read references: read them in variables or expressions"))
-		}
-	}
-	check := func(p *field.Path, text string) {
-		if text == "" || !References(ReferencesVarName, text) {
-			return
-		}
-		for _, msg := range referenceProblems(text, declared) {
-			errs = append(errs, field.Invalid(p, text, msg))
-		}
-	}
-	for i, v := range spec.Variables {
-		check(path.Child("variables").Index(i).Child("expression"), v.Expression)
-	}
-	for i, v := range spec.Validations {
-		check(path.Child("expressions").Index(i).Child("expression"), v.Expression)
-		check(path.Child("expressions").Index(i).Child("messageExpression"), v.MessageExpression)
-	}
-	return errs
-}
-
-// referenceProblems are what an expression reads of references that its
-// declarations cannot answer.
-func referenceProblems(text string, declared map[string]*refs.Compiled) []string {
-	env, err := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Env(environment.StoredExpressions)
-	if err != nil {
-		return []string{err.Error()}
-	}
-	ast, iss := env.Parse(text)
-	if iss.Err() != nil {
-		return nil // the compiler reports it
+// receiver references.<name>), or references read other than as
+// references.<name>. An expression that does not parse has none: the
+// compiler reports it.
+func ReferenceProblems(text string, declared map[string]*refs.Compiled) []string {
+	root, _, ok := parse(text)
+	if !ok {
+		return nil
 	}
 	names := declaredNames(declared)
 	var out []string
 	idents, selects := 0, 0
-	celast.PreOrderVisit(ast.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+	celast.PreOrderVisit(root, celast.NewExprVisitor(func(e celast.Expr) {
 		switch e.Kind() {
 		case celast.IdentKind:
-			if e.AsIdent() == ReferencesVarName {
+			if e.AsIdent() == refs.Variable {
 				idents++
 			}
 		case celast.SelectKind:
@@ -119,7 +79,7 @@ func referenceSelect(e celast.Expr) (string, bool) {
 		return "", false
 	}
 	s := e.AsSelect()
-	if op := s.Operand(); op.Kind() == celast.IdentKind && op.AsIdent() == ReferencesVarName {
+	if op := s.Operand(); op.Kind() == celast.IdentKind && op.AsIdent() == refs.Variable {
 		return s.FieldName(), true
 	}
 	return "", false

@@ -1,9 +1,8 @@
-package cel
+package analysis
 
 import (
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
-	"k8s.io/apiserver/pkg/cel/environment"
 )
 
 // MayRead tells whether any of the expressions may read the field at path
@@ -19,16 +18,12 @@ import (
 // function, iterated, compared, sized) counts as a read, and so does an
 // expression that does not parse.
 func MayRead(path []string, expressions ...string) bool {
-	env, err := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Env(environment.StoredExpressions)
-	if err != nil {
-		return true
-	}
-	for _, e := range expressions {
-		if e == "" {
+	for _, text := range expressions {
+		if text == "" {
 			continue
 		}
-		ast, iss := env.Parse(e)
-		if iss.Err() != nil || mayRead(path, ast.NativeRep().Expr()) {
+		e, _, ok := parse(text)
+		if !ok || mayRead(path, e) {
 			return true
 		}
 	}
@@ -44,7 +39,7 @@ func mayRead(path []string, e celast.Expr) bool {
 		switch {
 		// 'key' in object.metadata.annotations: a presence test of a key.
 		case c.FunctionName() == "@in" && len(c.Args()) == 2:
-			if key, ok := stringLiteral(c.Args()[0]); ok {
+			if key, ok := StringLiteral(c.Args()[0]); ok {
 				if fields, _, ok := objectChain(c.Args()[1]); ok {
 					return chainReads(path, append(fields, key), true)
 				}
@@ -122,7 +117,7 @@ func objectChain(e celast.Expr) (fields []string, testOnly, ok bool) {
 			if len(c.Args()) != 2 {
 				return nil, false, false
 			}
-			key, isString := stringLiteral(c.Args()[1])
+			key, isString := StringLiteral(c.Args()[1])
 			if !isString {
 				return nil, false, false
 			}
@@ -135,7 +130,8 @@ func objectChain(e celast.Expr) (fields []string, testOnly, ok bool) {
 	}
 }
 
-func stringLiteral(e celast.Expr) (string, bool) {
+// StringLiteral is the value of e when e is a string literal.
+func StringLiteral(e celast.Expr) (string, bool) {
 	if e.Kind() != celast.LiteralKind {
 		return "", false
 	}

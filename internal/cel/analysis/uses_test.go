@@ -1,11 +1,11 @@
-package cel
+package analysis
 
 import (
 	"slices"
 	"testing"
 )
 
-func TestReferences(t *testing.T) {
+func TestUses(t *testing.T) {
 	for _, tc := range []struct {
 		expression string
 		want       bool
@@ -21,12 +21,12 @@ func TestReferences(t *testing.T) {
 		{"object.spec.replicas <= 5", false},
 		{"this does not parse (", true},
 	} {
-		if got := References("namespaceObject", tc.expression); got != tc.want {
-			t.Errorf("References(namespaceObject, %q) = %v, want %v", tc.expression, got, tc.want)
+		if got := Uses("namespaceObject", tc.expression); got != tc.want {
+			t.Errorf("Uses(namespaceObject, %q) = %v, want %v", tc.expression, got, tc.want)
 		}
 	}
-	if References("namespaceObject") || References("namespaceObject", "", "true") {
-		t.Error("no expressions refer to nothing")
+	if Uses("namespaceObject") || Uses("namespaceObject", "", "true") {
+		t.Error("no expressions use nothing")
 	}
 }
 
