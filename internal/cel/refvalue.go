@@ -1,7 +1,6 @@
 package cel
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
 
@@ -16,10 +15,6 @@ import (
 
 // referenceType is the CEL type of references.<name>.
 var referenceType = celgo.OpaqueType("tollgate.dev.Reference")
-
-// errNoReferenceSource is a lookup's error when tollgate was given nowhere
-// to read referenced objects from.
-var errNoReferenceSource = errors.New("tollgate has no source of referenced objects: offline, give them with --references FILE|DIR; the server does not list referenced kinds")
 
 // referenceOptions declare the references variable and the lookups of a
 // reference, for policies that declare references:
@@ -86,7 +81,7 @@ func receiver(v ref.Val) (*referenceVal, ref.Val) {
 		return nil, types.MaybeNoSuchOverloadErr(v)
 	}
 	if r.store == nil {
-		return nil, types.NewErr("reference %s: %s: %v", r.c.Name, refs.KindName(r.c.GVK), errNoReferenceSource)
+		return nil, types.NewErr("reference %s: %s: %v", r.c.Name, refs.KindName(r.c.GVK), refs.ErrNoSource)
 	}
 	return r, nil
 }

@@ -26,20 +26,6 @@ type VAP struct {
 	// UsesNamespaceObject tells whether an expression reads namespaceObject,
 	// which needs the request's Namespace.
 	UsesNamespaceObject bool
-	// Conditions are a Kyverno policy's matchConditions, compiled as
-	// validations (CompileKyverno): its evaluator decides them, with
-	// namespaceObject; nil without. ConditionNames name them (of a
-	// Conditions itself), in order.
-	Conditions     *VAP
-	ConditionNames []string
-	// Messages are a Kyverno policy's messageExpressions, one per
-	// validation (nil where it has none, and all nil without any), each
-	// compiled apart (see kyvernoMessages) so that KyvernoMessage words a
-	// failing validation as Kyverno does.
-	Messages []*VAP
-	// kyverno compiles a Kyverno policy that calls Kyverno's resource
-	// library again for each store it reads (ForStore); nil for others.
-	kyverno *kyvernoBound
 }
 
 // CompileVAP compiles a ValidatingAdmissionPolicy as the apiserver does
@@ -47,12 +33,12 @@ type VAP struct {
 // conditions, not for message expressions), reporting every expression that
 // does not compile with its field path.
 func CompileVAP(vap *admissionregistrationv1.ValidatingAdmissionPolicy) (*VAP, field.ErrorList) {
-	return compileVAP(vap, environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()), false)
+	return CompileVAPIn(vap, environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()), false)
 }
 
-// compileVAP compiles vap in envs; params declares params without a
-// paramKind (Kyverno's exceptions, see CompileKyverno).
-func compileVAP(vap *admissionregistrationv1.ValidatingAdmissionPolicy, envs *environment.EnvSet, params bool) (*VAP, field.ErrorList) {
+// CompileVAPIn compiles vap as CompileVAP does, in envs; params declares
+// params without a paramKind (Kyverno's exceptions, see package kyverno).
+func CompileVAPIn(vap *admissionregistrationv1.ValidatingAdmissionPolicy, envs *environment.EnvSet, params bool) (*VAP, field.ErrorList) {
 	compiler, err := plugincel.NewCompositedCompiler(envs)
 	spec := field.NewPath("spec")
 	if err != nil {

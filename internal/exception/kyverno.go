@@ -1,9 +1,9 @@
 package exception
 
 // Kyverno's PolicyException of policies.kyverno.io, which lifts Kyverno
-// ValidatingPolicies and NamespacedValidatingPolicies (github.com/kyverno/kyverno
-// at 111e07bb: config/crds/policies.kyverno.io/policies.kyverno.io_policyexceptions.yaml,
-// the same schema in v1alpha1, v1beta1 and v1; applied by
+// ValidatingPolicies and NamespacedValidatingPolicies (Kyverno's
+// config/crds/policies.kyverno.io/policies.kyverno.io_policyexceptions.yaml,
+// at the commit package kyverno names; the same schema in v1alpha1, v1beta1 and v1; applied by
 // pkg/cel/policies/vpol/compiler/policy.go). It is read here, strictly; the
 // policy package compiles it with the policies it names, and the
 // ValidatingAdmissionPolicy evaluator applies it.

@@ -17,16 +17,16 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/cel/analysis"
+	"github.com/tollgate-dev/tollgate/internal/kyverno"
 )
 
 // KyvernoGroup is the API group of Kyverno's CEL policies.
 const KyvernoGroup = "policies.kyverno.io"
 
 // The Kyverno kinds tollgate reads, and the versions Kyverno serves each in
-// (config/crds/policies.kyverno.io/ of github.com/kyverno/kyverno at
-// 111e07bb: ValidatingPolicy v1alpha1, v1beta1, v1; NamespacedValidatingPolicy
+// (Kyverno's config/crds/policies.kyverno.io/, at the commit package
+// kyverno names: ValidatingPolicy v1alpha1, v1beta1, v1; NamespacedValidatingPolicy
 // v1beta1, v1; the same schema in every version).
 const (
 	KyvernoValidatingPolicy           = "ValidatingPolicy"
@@ -38,9 +38,9 @@ var kyvernoVersions = map[string][]string{
 	KyvernoNamespacedValidatingPolicy: {"v1beta1", "v1"},
 }
 
-// kyvernoPolicy is a ValidatingPolicy or NamespacedValidatingPolicy, copied
-// from github.com/kyverno/api, api/policies.kyverno.io/v1beta1/validating_policy.go
-// (commit b27c1100), with only the fields its CRD declares.
+// kyvernoPolicy is a ValidatingPolicy or NamespacedValidatingPolicy, as
+// github.com/kyverno/api declares it (api/policies.kyverno.io/v1beta1/
+// validating_policy.go), with only the fields its CRD declares.
 type kyvernoPolicy struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -100,7 +100,7 @@ type Kyverno struct {
 	// resources are what it reads through Kyverno's resource library
 	// (kyvernoresource.go), nil for nothing; its autogen policies read
 	// the same.
-	resources *cel.KyvernoResources
+	resources *kyverno.Resources
 	// Exceptions are the policies.kyverno.io PolicyExceptions naming the
 	// policy, in load order (kyvernoexception.go); its autogen policies
 	// share them.
@@ -190,7 +190,7 @@ func decodeKyverno(kind, version string, js []byte) (*Policy, field.ErrorList) {
 	}
 	vap, binding, exceptions := kyvernoVAP(k, kind, actions)
 	defaultMatchResources(vap.Spec.MatchConstraints)
-	validator, cerrs := cel.CompileKyverno(vap, exceptions, res)
+	validator, kc, cerrs := kyverno.Compile(vap, exceptions, res)
 	if len(cerrs) > 0 {
 		if lerrs := kyvernoLibraries(s); len(lerrs) > 0 {
 			return named, lerrs
@@ -206,7 +206,7 @@ func decodeKyverno(kind, version string, js []byte) (*Policy, field.ErrorList) {
 		Metadata: Metadata{Name: k.Name, Labels: k.Labels, Annotations: k.Annotations},
 		Spec:     Spec{FailurePolicy: failurePolicyOf(*vap.Spec.FailurePolicy)},
 		VAP: &VAP{Policy: vap, Bindings: []*admissionregistrationv1.ValidatingAdmissionPolicyBinding{binding}, Validator: validator,
-			Kyverno: info, Autogen: autogen},
+			Kyverno: info, KyvernoCompiled: kc, Autogen: autogen},
 		compiled: compiled{references: kyvernoDeclarations(res)},
 	}, nil
 }
@@ -232,7 +232,7 @@ func kyvernoVAP(k *kyvernoPolicy, kind string, actions []admissionregistrationv1
 	}
 	validations := make([]admissionregistrationv1.Validation, len(s.Validations))
 	for i, v := range s.Validations {
-		if v.Message == "" { // a messageExpression is worded apart (cel.KyvernoMessage)
+		if v.Message == "" { // a messageExpression is worded apart (kyverno.Message)
 			v.Message = "CEL expression validation failed at index " + strconv.Itoa(i)
 		}
 		validations[i] = v

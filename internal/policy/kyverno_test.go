@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func kyverno(version, kind, meta, spec string) string {
+func kyvernoDoc(version, kind, meta, spec string) string {
 	return "apiVersion: policies.kyverno.io/" + version + "\nkind: " + kind + "\nmetadata: " + meta + "\nspec:\n" + spec
 }
 
@@ -19,20 +19,20 @@ func TestKyvernoLoads(t *testing.T) {
 		controllers []string
 		conditions  int
 	}{
-		{"v1alpha1", kyverno("v1alpha1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: 'true'}]\n"),
+		{"v1alpha1", kyvernoDoc("v1alpha1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: 'true'}]\n"),
 			[]string{"Deny"}, []string{"cronjobs", "daemonsets", "deployments", "jobs", "replicasets", "statefulsets"}, 0},
-		{"v1beta1 audit", kyverno("v1beta1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validationActions: [Audit, Warn]\n  validations: [{expression: 'true'}]\n"),
+		{"v1beta1 audit", kyvernoDoc("v1beta1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validationActions: [Audit, Warn]\n  validations: [{expression: 'true'}]\n"),
 			[]string{"Audit", "Warn"}, []string{"cronjobs", "daemonsets", "deployments", "jobs", "replicasets", "statefulsets"}, 0},
-		{"v1 some controllers", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  autogen: {podControllers: {controllers: [deployments, cronjobs]}}\n  validations: [{expression: 'true'}]\n"),
+		{"v1 some controllers", kyvernoDoc("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  autogen: {podControllers: {controllers: [deployments, cronjobs]}}\n  validations: [{expression: 'true'}]\n"),
 			[]string{"Deny"}, []string{"cronjobs", "deployments"}, 0},
-		{"no autogen: two resources", kyverno("v1", "ValidatingPolicy", "{name: a}",
+		{"no autogen: two resources", kyvernoDoc("v1", "ValidatingPolicy", "{name: a}",
 			"  matchConstraints:\n    resourceRules: [{apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [pods, services]}]\n  validations: [{expression: 'true'}]\n"),
 			[]string{"Deny"}, nil, 0},
-		{"no autogen: object selector", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"    objectSelector: {matchLabels: {a: b}}\n  validations: [{expression: 'true'}]\n"),
+		{"no autogen: object selector", kyvernoDoc("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"    objectSelector: {matchLabels: {a: b}}\n  validations: [{expression: 'true'}]\n"),
 			[]string{"Deny"}, nil, 0},
-		{"namespaced", kyverno("v1", "NamespacedValidatingPolicy", "{name: a, namespace: shop}", kyvernoPods+"  autogen: {podControllers: {controllers: []}}\n  validations: [{expression: 'true'}]\n"),
+		{"namespaced", kyvernoDoc("v1", "NamespacedValidatingPolicy", "{name: a, namespace: shop}", kyvernoPods+"  autogen: {podControllers: {controllers: []}}\n  validations: [{expression: 'true'}]\n"),
 			[]string{"Deny"}, nil, 1},
-		{"Kyverno's CEL environment", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: \"object.spec.containers.orValue([]).size() >= math.least(0, 1) && cel.bind(x, 1, x == 1)\"}]\n"),
+		{"Kyverno's CEL environment", kyvernoDoc("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: \"object.spec.containers.orValue([]).size() >= math.least(0, 1) && cel.bind(x, 1, x == 1)\"}]\n"),
 			[]string{"Deny"}, []string{"cronjobs", "daemonsets", "deployments", "jobs", "replicasets", "statefulsets"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,7 +57,7 @@ func TestKyvernoLoads(t *testing.T) {
 
 // TestKyvernoAutogenRewrites: Kyverno's replacements, object.metadata.namespace kept.
 func TestKyvernoAutogenRewrites(t *testing.T) {
-	doc := kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+
+	doc := kyvernoDoc("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+
 		"  matchConditions: [{name: ns, expression: \"object.metadata.namespace != 'x'\"}]\n"+
 		"  validations: [{expression: \"object.spec.containers.size() > 0 && has(object.metadata.labels) && oldObject == null\"}]\n")
 	ps, err := Parse("k.yaml", []byte(doc))
@@ -83,39 +83,39 @@ func TestKyvernoAutogenRewrites(t *testing.T) {
 func TestKyvernoRejects(t *testing.T) {
 	ok := "  validations: [{expression: 'true'}]\n"
 	for _, tc := range []struct{ name, doc, want string }{
-		{"unknown field", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expresion: 'true'}]\n"), `unknown field "spec.validations[0].expresion"`},
-		{"unknown spec field", kyverno("v1beta1", "ValidatingPolicy", "{name: a}", kyvernoPods+ok+"  validationAction: [Deny]\n"), `unknown field "spec.validationAction"`},
-		{"namespaced in v1alpha1", kyverno("v1alpha1", "NamespacedValidatingPolicy", "{name: a, namespace: b}", kyvernoPods+ok), `apiVersion: Unsupported value: "policies.kyverno.io/v1alpha1"`},
-		{"namespaced without namespace", kyverno("v1", "NamespacedValidatingPolicy", "{name: a}", kyvernoPods+ok), "metadata.namespace: Required value"},
-		{"cluster policy with namespace", kyverno("v1", "ValidatingPolicy", "{name: a, namespace: b}", kyvernoPods+ok), "a ValidatingPolicy is cluster-scoped"},
-		{"other kind", kyverno("v1", "MutatingPolicy", "{name: a}", kyvernoPods), `MutatingPolicy "a": kind: Unsupported value: "MutatingPolicy"`},
-		{"JSON mode", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+ok+"  evaluation: {mode: JSON}\n"), `spec.evaluation.mode: Unsupported value: "JSON"`},
-		{"no rules", kyverno("v1", "ValidatingPolicy", "{name: a}", ok), "spec.matchConstraints.resourceRules: Required value"},
-		{"bad action", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+ok+"  validationActions: [Block]\n"), `spec.validationActions[0]: Unsupported value: "Block"`},
-		{"resource.Post", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  variables: [{name: r, expression: \"resource.Post('v1', 'configmaps', 'x', {})\"}]\n"+ok),
+		{"unknown field", kyvernoDoc("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expresion: 'true'}]\n"), `unknown field "spec.validations[0].expresion"`},
+		{"unknown spec field", kyvernoDoc("v1beta1", "ValidatingPolicy", "{name: a}", kyvernoPods+ok+"  validationAction: [Deny]\n"), `unknown field "spec.validationAction"`},
+		{"namespaced in v1alpha1", kyvernoDoc("v1alpha1", "NamespacedValidatingPolicy", "{name: a, namespace: b}", kyvernoPods+ok), `apiVersion: Unsupported value: "policies.kyverno.io/v1alpha1"`},
+		{"namespaced without namespace", kyvernoDoc("v1", "NamespacedValidatingPolicy", "{name: a}", kyvernoPods+ok), "metadata.namespace: Required value"},
+		{"cluster policy with namespace", kyvernoDoc("v1", "ValidatingPolicy", "{name: a, namespace: b}", kyvernoPods+ok), "a ValidatingPolicy is cluster-scoped"},
+		{"other kind", kyvernoDoc("v1", "MutatingPolicy", "{name: a}", kyvernoPods), `MutatingPolicy "a": kind: Unsupported value: "MutatingPolicy"`},
+		{"JSON mode", kyvernoDoc("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+ok+"  evaluation: {mode: JSON}\n"), `spec.evaluation.mode: Unsupported value: "JSON"`},
+		{"no rules", kyvernoDoc("v1", "ValidatingPolicy", "{name: a}", ok), "spec.matchConstraints.resourceRules: Required value"},
+		{"bad action", kyvernoDoc("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+ok+"  validationActions: [Block]\n"), `spec.validationActions[0]: Unsupported value: "Block"`},
+		{"resource.Post", kyvernoDoc("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  variables: [{name: r, expression: \"resource.Post('v1', 'configmaps', 'x', {})\"}]\n"+ok),
 			"spec.variables[0].expression: Invalid value: \"resource.Post('v1', 'configmaps', 'x', {})\": calls resource.Post, which creates objects: tollgate never writes to the cluster"},
-		{"resource.ToGVR", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  variables: [{name: r, expression: \"resource.ToGVR('v1', 'ConfigMap')\"}]\n"+ok), "calls resource.ToGVR, of Kyverno's CEL libraries, which tollgate does not have (it has resource.Get and resource.List)"},
-		{"resource.Get of a variable resource", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  variables: [{name: r, expression: \"resource.Get('v1', object.kind, 'x', 'y')\"}]\n"+ok),
+		{"resource.ToGVR", kyvernoDoc("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  variables: [{name: r, expression: \"resource.ToGVR('v1', 'ConfigMap')\"}]\n"+ok), "calls resource.ToGVR, of Kyverno's CEL libraries, which tollgate does not have (it has resource.Get and resource.List)"},
+		{"resource.Get of a variable resource", kyvernoDoc("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  variables: [{name: r, expression: \"resource.Get('v1', object.kind, 'x', 'y')\"}]\n"+ok),
 			"resource.Get: its apiVersion and resource must be string literals, so that tollgate knows when the policy loads which kind to list and watch"},
-		{"resource.Get arity", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  variables: [{name: r, expression: \"resource.Get('v1', 'configmaps', 'x')\"}]\n"+ok), "resource.Get with 3 arguments: tollgate reads Get(apiVersion, resource, namespace, name)"},
-		{"namespaced resource.List arity", kyverno("v1", "NamespacedValidatingPolicy", "{name: a, namespace: b}", kyvernoPods+"  variables: [{name: r, expression: \"resource.List('v1', 'configmaps', 'b')\"}]\n"+ok),
+		{"resource.Get arity", kyvernoDoc("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  variables: [{name: r, expression: \"resource.Get('v1', 'configmaps', 'x')\"}]\n"+ok), "resource.Get with 3 arguments: tollgate reads Get(apiVersion, resource, namespace, name)"},
+		{"namespaced resource.List arity", kyvernoDoc("v1", "NamespacedValidatingPolicy", "{name: a, namespace: b}", kyvernoPods+"  variables: [{name: r, expression: \"resource.List('v1', 'configmaps', 'b')\"}]\n"+ok),
 			"found no matching overload for 'resource.List' applied to '(string, string, string)'"},
-		{"resource passed on", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  variables: [{name: r, expression: \"[resource].size()\"}]\n"+ok), "resource is read only as the receiver of resource.Get or resource.List"},
-		{"resource.Get of Secrets", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  variables: [{name: r, expression: \"resource.Get('v1', 'secrets', 'x', 'y')\"}]\n"+ok), `spec.variables[0].expression: Invalid value: "v1 secrets": resource.Get/List of Secrets: tollgate holds a Secret's metadata only, never its data`},
-		{"resource.List of a custom resource", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  variables: [{name: r, expression: \"resource.List('example.com/v1', 'widgets', '')\"}]\n"+ok),
+		{"resource passed on", kyvernoDoc("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  variables: [{name: r, expression: \"[resource].size()\"}]\n"+ok), "resource is read only as the receiver of resource.Get or resource.List"},
+		{"resource.Get of Secrets", kyvernoDoc("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  variables: [{name: r, expression: \"resource.Get('v1', 'secrets', 'x', 'y')\"}]\n"+ok), `spec.variables[0].expression: Invalid value: "v1 secrets": resource.Get/List of Secrets: tollgate holds a Secret's metadata only, never its data`},
+		{"resource.List of a custom resource", kyvernoDoc("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  variables: [{name: r, expression: \"resource.List('example.com/v1', 'widgets', '')\"}]\n"+ok),
 			`spec.variables[0].expression: Invalid value: "example.com/v1 widgets": resource.Get/List of a resource kube-apiserver 1.37 does not serve built in`},
-		{"resource.Get of a subresource", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  variables: [{name: r, expression: \"resource.Get('v1', 'pods/status', 'x', 'y')\"}]\n"+ok), `spec.variables[0].expression: Invalid value: "v1 pods/status": resource.Get/List of a subresource: tollgate holds objects, not subresources`},
-		{"resource.Get compared with null", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  variables: [{name: r, expression: \"resource.Get('v1', 'configmaps', 'x', 'y')\"}]\n  validations: [{expression: 'variables.r == null'}]\n"),
+		{"resource.Get of a subresource", kyvernoDoc("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  variables: [{name: r, expression: \"resource.Get('v1', 'pods/status', 'x', 'y')\"}]\n"+ok), `spec.variables[0].expression: Invalid value: "v1 pods/status": resource.Get/List of a subresource: tollgate holds objects, not subresources`},
+		{"resource.Get compared with null", kyvernoDoc("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  variables: [{name: r, expression: \"resource.Get('v1', 'configmaps', 'x', 'y')\"}]\n  validations: [{expression: 'variables.r == null'}]\n"),
 			"found no matching overload for '_==_' applied to '(map(string, any), null)'"},
-		{"resource.List items ranged over", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: \"resource.List('v1', 'configmaps', '').items.all(c, c.metadata.name != 'x')\"}]\n"),
+		{"resource.List items ranged over", kyvernoDoc("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: \"resource.List('v1', 'configmaps', '').items.all(c, c.metadata.name != 'x')\"}]\n"),
 			"expression of type 'any' cannot be range of a comprehension (must be list, map, or dynamic)"},
-		{"image.GetMetadata", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: \"object.spec.containers.all(c, image.GetMetadata(c.image).config.user != '')\"}]\n"),
+		{"image.GetMetadata", kyvernoDoc("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: \"object.spec.containers.all(c, image.GetMetadata(c.image).config.user != '')\"}]\n"),
 			"calls image.GetMetadata, of Kyverno's CEL libraries"},
-		{"params", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: \"object.spec.containers.all(c, c.image in params.allowedImages)\"}]\n"),
+		{"params", kyvernoDoc("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: \"object.spec.containers.all(c, c.image in params.allowedImages)\"}]\n"),
 			"undeclared reference to 'params': Kyverno policies have no params"},
-		{"exceptions as a field", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: \"exceptions.allowedImages.size() >= 0 && exceptions.nothing.size() == 0\"}]\n"),
+		{"exceptions as a field", kyvernoDoc("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: \"exceptions.allowedImages.size() >= 0 && exceptions.nothing.size() == 0\"}]\n"),
 			"undefined field 'nothing' of exceptions"},
-		{"not a library", kyverno("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: \"object.spec.containers.all(c, c.image.startsWith(1))\"}]\n"),
+		{"not a library", kyvernoDoc("v1", "ValidatingPolicy", "{name: a}", kyvernoPods+"  validations: [{expression: \"object.spec.containers.all(c, c.image.startsWith(1))\"}]\n"),
 			"found no matching overload for 'startsWith'"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,7 +2,7 @@ package policy
 
 // Kyverno's autogen for ValidatingPolicies: a policy on Pods alone also
 // checks the Pod templates of Pod controllers, with its expressions
-// rewritten, as github.com/kyverno/kyverno at 111e07bb does it
+// rewritten, as Kyverno does it
 // (pkg/cel/policies/vpol/autogen/autogen.go and pkg/cel/autogen/).
 
 import (
@@ -16,8 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/cel/analysis"
+	"github.com/tollgate-dev/tollgate/internal/kyverno"
 	"github.com/tollgate-dev/tollgate/internal/references"
 )
 
@@ -115,14 +115,14 @@ func kyvernoAutogen(k *kyvernoPolicy, kind string, actions []admissionregistrati
 		variant.Spec.MatchConstraints = autogenMatch(targets, ops, s.MatchConstraints.NamespaceSelector)
 		vap, binding, exceptions := kyvernoVAP(&variant, kind, actions)
 		defaultMatchResources(vap.Spec.MatchConstraints)
-		compiled, errs := cel.CompileKyverno(vap, exceptions, info.resources)
+		validator, compiled, errs := kyverno.Compile(vap, exceptions, info.resources)
 		for _, e := range errs {
 			e.Detail = fmt.Sprintf("in the rule autogen writes for %s: %s", ref, e.Detail)
 		}
 		if len(errs) > 0 {
 			return nil, errs
 		}
-		out = append(out, &VAP{Policy: vap, Bindings: []*admissionregistrationv1.ValidatingAdmissionPolicyBinding{binding}, Validator: compiled, Kyverno: info})
+		out = append(out, &VAP{Policy: vap, Bindings: []*admissionregistrationv1.ValidatingAdmissionPolicyBinding{binding}, Validator: validator, Kyverno: info, KyvernoCompiled: compiled})
 	}
 	return out, nil
 }

@@ -2,7 +2,7 @@ package policy
 
 // Kyverno's PolicyExceptions (policies.kyverno.io) joined to the Kyverno
 // policies they name, as Kyverno's compiler joins them
-// (github.com/kyverno/kyverno at 111e07bb, pkg/cel/policies/vpol/engine/provider.go
+// (pkg/cel/policies/vpol/engine/provider.go
 // and compiler/compiler.go): an exception applies to a policy whose kind
 // and name one of its policyRefs gives, and its matchConditions compile in
 // the policy's environment.
@@ -14,9 +14,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/cel/analysis"
 	"github.com/tollgate-dev/tollgate/internal/exception"
+	"github.com/tollgate-dev/tollgate/internal/kyverno"
 )
 
 // KyvernoExceptionsVariable is Kyverno's CEL variable of the values of the
@@ -31,7 +31,7 @@ type KyvernoException struct {
 	*exception.Exception
 	// Conditions decides the exception's matchConditions, one validation
 	// each; nil when it has none.
-	Conditions *cel.VAP
+	Conditions *kyverno.Conditions
 }
 
 // SetExceptions sets the set's PolicyExceptions and joins the Kyverno ones
@@ -53,7 +53,7 @@ func (s *Set) SetExceptions(list []*exception.Exception) error {
 			}
 			ke := &KyvernoException{Exception: e}
 			if len(e.Kyverno.MatchConditions) > 0 {
-				compiled, cerrs := cel.CompileKyvernoConditions(e.Name(), e.Kyverno.MatchConditions, *p.VAP.Policy.Spec.FailurePolicy)
+				compiled, cerrs := kyverno.CompileConditions(e.Name(), e.Kyverno.MatchConditions, *p.VAP.Policy.Spec.FailurePolicy)
 				for _, fe := range cerrs {
 					errs = append(errs, fmt.Errorf("%s: %s %q: %w", e.Source, exception.Kind, e.Kyverno.Key(e.Name()), fe))
 				}

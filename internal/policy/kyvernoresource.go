@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/tollgate-dev/tollgate/internal/cel"
+	"github.com/tollgate-dev/tollgate/internal/kyverno"
 	"github.com/tollgate-dev/tollgate/internal/manifest"
 	"github.com/tollgate-dev/tollgate/internal/references"
 )
@@ -25,13 +25,13 @@ import (
 // or resource that is not a string literal, a resource kube-apiserver does
 // not serve built in (tollgate maps resources to kinds when the policy
 // loads), a subresource, and Secrets, whose data tollgate never holds.
-func kyvernoResources(k *kyvernoPolicy, kind string) (*cel.KyvernoResources, field.ErrorList) {
+func kyvernoResources(k *kyvernoPolicy, kind string) (*kyverno.Resources, field.ErrorList) {
 	namespaced := kind == KyvernoNamespacedValidatingPolicy
 	var errs field.ErrorList
-	var calls []cel.KyvernoCall
-	where := map[cel.KyvernoCall]*field.Path{} // the first expression making each call
+	var calls []kyverno.Call
+	where := map[kyverno.Call]*field.Path{} // the first expression making each call
 	eachKyvernoExpression(&k.Spec, func(p *field.Path, expr string) {
-		found, problems := cel.KyvernoResourceCalls(expr, namespaced)
+		found, problems := kyverno.ResourceCalls(expr, namespaced)
 		for _, msg := range problems {
 			errs = append(errs, field.Invalid(p, strings.TrimSpace(expr), msg))
 		}
@@ -45,7 +45,7 @@ func kyvernoResources(k *kyvernoPolicy, kind string) (*cel.KyvernoResources, fie
 	if len(errs) > 0 || len(calls) == 0 {
 		return nil, errs
 	}
-	res := &cel.KyvernoResources{}
+	res := &kyverno.Resources{}
 	if namespaced {
 		res.Namespace = k.Namespace
 	}
@@ -79,7 +79,7 @@ func kyvernoResources(k *kyvernoPolicy, kind string) (*cel.KyvernoResources, fie
 			errs = append(errs, derrs...)
 			continue
 		}
-		res.Resources = append(res.Resources, cel.KyvernoResource{KyvernoCall: c, Decl: decl, Namespaced: scoped})
+		res.Resources = append(res.Resources, kyverno.Resource{Call: c, Decl: decl, Namespaced: scoped})
 	}
 	if len(errs) > 0 {
 		return nil, errs
@@ -89,7 +89,7 @@ func kyvernoResources(k *kyvernoPolicy, kind string) (*cel.KyvernoResources, fie
 
 // kyvernoDeclarations are the store's references of what a Kyverno
 // policy reads (nil for none).
-func kyvernoDeclarations(res *cel.KyvernoResources) []*references.Compiled {
+func kyvernoDeclarations(res *kyverno.Resources) []*references.Compiled {
 	if res == nil {
 		return nil
 	}

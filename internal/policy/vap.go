@@ -10,6 +10,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/tollgate-dev/tollgate/internal/cel"
+	"github.com/tollgate-dev/tollgate/internal/kyverno"
 	"github.com/tollgate-dev/tollgate/internal/references"
 )
 
@@ -21,8 +22,11 @@ type VAP struct {
 	// Validator is the policy compiled by the apiserver's own code.
 	Validator *cel.VAP
 	// Kyverno is set for a policy read from a Kyverno ValidatingPolicy or
-	// NamespacedValidatingPolicy (kyverno.go), decided and worded as Kyverno does.
-	Kyverno *Kyverno
+	// NamespacedValidatingPolicy, decided and worded as Kyverno does; its
+	// autogen policies share it. KyvernoCompiled is what Kyverno's
+	// evaluation of this policy adds to Validator.
+	Kyverno         *Kyverno
+	KyvernoCompiled *kyverno.Compiled
 	// Autogen are the policies Kyverno's autogen derives from a Kyverno
 	// policy on Pods, for the templates of Pod controllers
 	// (kyvernoautogen.go): decided alongside the policy, under its name.
@@ -30,14 +34,17 @@ type VAP struct {
 }
 
 // ForStore is the policy reading what it reads through Kyverno's resource
-// library from store (cel.VAP.ForStore): itself when it reads nothing so.
+// library from store: itself when it reads nothing so.
 func (v *VAP) ForStore(store *references.Store) (*VAP, error) {
-	c, err := v.Validator.ForStore(store)
-	if err != nil || c == v.Validator {
+	if v.KyvernoCompiled == nil {
+		return v, nil
+	}
+	validator, compiled, err := v.KyvernoCompiled.ForStore(store)
+	if err != nil || validator == nil {
 		return v, err
 	}
 	out := *v
-	out.Validator = c
+	out.Validator, out.KyvernoCompiled = validator, compiled
 	return &out, nil
 }
 

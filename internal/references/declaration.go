@@ -9,6 +9,7 @@
 package references
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -24,6 +25,10 @@ import (
 // Variable is the CEL variable a policy reads its declared references by:
 // references.<name>.
 const Variable = "references"
+
+// ErrNoSource is a lookup's error when tollgate was given nowhere to read
+// referenced objects from.
+var ErrNoSource = errors.New("tollgate has no source of referenced objects: offline, give them with --references FILE|DIR; the server does not list referenced kinds")
 
 // Declaration is one entry of a policy's spec.references: the objects of
 // one kind the policy reads, as references.<Name> in its CEL.

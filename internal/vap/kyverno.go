@@ -17,13 +17,12 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
-	"github.com/tollgate-dev/tollgate/internal/cel"
+	"github.com/tollgate-dev/tollgate/internal/kyverno"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
 // recordKyverno acts on a Kyverno policy's validation result as Kyverno
-// does (github.com/kyverno/kyverno at 111e07bb,
-// pkg/cel/policies/vpol/compiler/policy.go and
+// does (pkg/cel/policies/vpol/compiler/policy.go and
 // pkg/webhooks/resource/vpol/handler.go): the validations run in order and
 // the first that is false or errs decides alone; an error is the policy's
 // error whatever its failurePolicy (which Kyverno applies to match
@@ -65,7 +64,7 @@ func (e *evaluation) recordKyverno(b *admissionregistrationv1.ValidatingAdmissio
 
 // kyvernoMessage is the message of failing validation i as Kyverno words
 // it: its message as written (the apiserver's evaluator trims it), or,
-// with a messageExpression, what cel.KyvernoMessage makes of it (Kyverno
+// with a messageExpression, what kyverno.Message makes of it (Kyverno
 // then ignores the message).
 func (e *evaluation) kyvernoMessage(i int) string {
 	if e.def.Spec.Validations[i].MessageExpression == "" || e.messages == nil {
@@ -76,24 +75,25 @@ func (e *evaluation) kyvernoMessage(i int) string {
 
 // messages words failing validation i of a Kyverno policy that has a
 // messageExpression, for this request, with the exceptions variable as the
-// policy's param (cel.KyvernoMessage).
+// policy's param (kyverno.Message).
 func (in kyvernoInput) messages(ctx context.Context, n *policy.VAP, params runtime.Object) func(i int) string {
 	return func(i int) string {
-		if i >= len(n.Validator.Messages) || n.Validator.Messages[i] == nil {
-			return cel.KyvernoDefaultMessage(i)
+		m := n.KyvernoCompiled.Messages
+		if i >= len(m) || m[i] == nil {
+			return kyverno.DefaultMessage(i)
 		}
-		return cel.KyvernoMessage(n.Validator.Messages[i].Validate(ctx, in.resource, in.va, params, in.ns, in.authz), i)
+		return kyverno.Message(m[i].Validate(ctx, in.resource, in.va, params, in.ns, in.authz), i)
 	}
 }
 
 // kyvernoCause is the error of validation i as Kyverno words it, bare: the
 // apiserver's evaluator says "expression '<expression>' resulted in error:
 // <cause>" (k8s.io/apiserver/pkg/admission/plugin/cel/activation.go), and
-// wraps the error of a variable in its name (cel.KyvernoVariableCause).
+// wraps the error of a variable in its name (kyverno.VariableCause).
 func kyvernoCause(def *admissionregistrationv1.ValidatingAdmissionPolicy, i int, message string) string {
 	if i < len(def.Spec.Validations) {
 		if cause, ok := strings.CutPrefix(message, "expression '"+def.Spec.Validations[i].Expression+"' resulted in error: "); ok {
-			return cel.KyvernoVariableCause(cause)
+			return kyverno.VariableCause(cause)
 		}
 	}
 	return message
@@ -205,7 +205,7 @@ func (e *evaluation) conditionsHold(ctx context.Context, x *policy.KyvernoExcept
 // Ignore, errs, recorded as not applying; an error under Fail is the
 // policy's error.
 func (e *evaluation) kyvernoConditionsMet(ctx context.Context, n *policy.VAP, in kyvernoInput, params runtime.Object) bool {
-	c := n.Validator.Conditions
+	c := n.KyvernoCompiled.Conditions
 	if c == nil {
 		return true
 	}
@@ -220,12 +220,12 @@ func (e *evaluation) kyvernoConditionsMet(ctx context.Context, n *policy.VAP, in
 	unmet, errs := decideConditions(c.Validate(ctx, in.resource, in.va, params, in.ns, in.authz), exprs)
 	switch {
 	case unmet >= 0:
-		e.notApplied(MatchConditionsNotMet(c.ConditionNames[unmet]))
+		e.notApplied(MatchConditionsNotMet(c.Names[unmet]))
 		return false
 	case len(errs) == 0:
 		return true
 	case *e.def.Spec.FailurePolicy == admissionregistrationv1.Ignore:
-		e.notApplied(MatchConditionsNotMet(c.ConditionNames[0]) + " (failurePolicy Ignore: " + errs[0] + ")")
+		e.notApplied(MatchConditionsNotMet(c.Names[0]) + " (failurePolicy Ignore: " + errs[0] + ")")
 		return false
 	}
 	e.kyvernoError(n, errors.New(strings.Join(errs, "; ")))

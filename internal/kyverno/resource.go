@@ -1,4 +1,4 @@
-package cel
+package kyverno
 
 // Kyverno's resource library (github.com/kyverno/sdk,
 // extensions/cel/libs/resource), on tollgate's store of referenced
@@ -23,82 +23,89 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apiserver/pkg/cel/environment"
 
+	"github.com/tollgate-dev/tollgate/internal/cel"
 	refs "github.com/tollgate-dev/tollgate/internal/references"
 )
 
-// kyvernoResourceVar is the variable Kyverno's resource library is read by.
-const kyvernoResourceVar = "resource"
+// resourceVar is the variable Kyverno's resource library is read by.
+const resourceVar = "resource"
 
 // The functions a call of Kyverno's resource library is rewritten to, with
-// the request as their first argument (kyvernoResourceMacro).
+// the request as their first argument (resourceMacro).
 const (
-	kyvernoGetFunction  = "__tollgate_kyverno_resource_get__"
-	kyvernoListFunction = "__tollgate_kyverno_resource_list__"
+	getFunction  = "__tollgate_kyverno_resource_get__"
+	listFunction = "__tollgate_kyverno_resource_list__"
 )
 
-// KyvernoResource is a resource a Kyverno policy reads: its declaration in
+// Resource is a resource a Kyverno policy reads: its declaration in
 // tollgate's store, and whether it is namespaced.
-type KyvernoResource struct {
-	KyvernoCall
+type Resource struct {
+	Call
 	Decl       *refs.Compiled
 	Namespaced bool
 }
 
-// KyvernoResources are what a Kyverno policy reads through the resource
+// Resources are what a Kyverno policy reads through the resource
 // library.
-type KyvernoResources struct {
+type Resources struct {
 	// Namespace is a NamespacedValidatingPolicy's, which its calls read.
 	Namespace string
-	Resources []KyvernoResource
+	Resources []Resource
 }
 
-// kyvernoStore is the resource library of one compiled policy: the
+// library is the resource library of one compiled policy: the
 // resources it reads and the store they are read from (nil: none).
-type kyvernoStore struct {
-	res   *KyvernoResources
+type library struct {
+	res   *Resources
 	store *refs.Store
 }
 
-// kyvernoBound is how a policy calling Kyverno's resource library is
-// compiled again with a store (VAP.ForStore), and each store's.
-type kyvernoBound struct {
-	compile func(*refs.Store) (*VAP, error)
+// bound is how a policy calling Kyverno's resource library is compiled
+// again with a store (Compiled.ForStore), and each store's.
+type bound struct {
+	compile func(*refs.Store) (*cel.VAP, *Compiled, error)
 	mu      sync.Mutex
-	byStore map[*refs.Store]*VAP
+	byStore map[*refs.Store]compiledFor
 }
 
-// ForStore is the policy reading Kyverno's resource library from store:
-// itself when it calls none, else compiled once per store. The functions
-// of a compiled program are bound when it is made, and the apiserver's
-// evaluator has no way to pass them a store per request.
-func (v *VAP) ForStore(store *refs.Store) (*VAP, error) {
-	b := v.kyverno
+type compiledFor struct {
+	validator *cel.VAP
+	compiled  *Compiled
+}
+
+// ForStore is the policy reading Kyverno's resource library from store,
+// compiled once per store; nil, nil when it calls none (then the policy
+// compiled by Compile reads no store). The functions of a compiled program
+// are bound when it is made, and the apiserver's evaluator has no way to
+// pass them a store per request.
+func (c *Compiled) ForStore(store *refs.Store) (*cel.VAP, *Compiled, error) {
+	b := c.bound
 	if b == nil || store == nil {
-		return v, nil
+		return nil, nil, nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if c, ok := b.byStore[store]; ok {
-		return c, nil
+	if f, ok := b.byStore[store]; ok {
+		return f.validator, f.compiled, nil
 	}
-	c, err := b.compile(store)
+	v, compiled, err := b.compile(store)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if b.byStore == nil {
-		b.byStore = map[*refs.Store]*VAP{}
+		b.byStore = map[*refs.Store]compiledFor{}
 	}
-	b.byStore[store] = c
-	return c, nil
+	b.byStore[store] = compiledFor{v, compiled}
+	return v, compiled, nil
 }
 
-// kyvernoResourceOptions declare the resource library for a policy that
+// resourceOptions declare the resource library for a policy that
 // reads res from store: a macro rewrites resource.Get(...) and
 // resource.List(...) to functions that also take the request, which says
 // the object under review (a CREATE's own object is not stored yet: a
 // store filled offline from the objects under check holds it, and never
 // gives it back).
-func kyvernoResourceOptions(k *kyvernoStore) environment.VersionedOptions {
+func resourceOptions(k *library) environment.VersionedOptions {
 	str, labelMap := celgo.StringType, celgo.MapType(celgo.StringType, celgo.StringType)
 	// Kyverno declares map(string, google.protobuf.Any), not map(string,
 	// dyn): a result compared with null, or a field of it ranged over
@@ -108,9 +115,9 @@ func kyvernoResourceOptions(k *kyvernoStore) environment.VersionedOptions {
 	namespaced := k.res.Namespace != ""
 	var macros []celgo.Macro
 	for _, fn := range []string{"Get", "get", "List", "list"} {
-		arity, _ := kyvernoArity(fn, namespaced)
+		arity, _ := arity(fn, namespaced)
 		for _, n := range arity {
-			macros = append(macros, celgo.ReceiverMacro(fn, n, kyvernoResourceMacro(fn)))
+			macros = append(macros, celgo.ReceiverMacro(fn, n, resourceMacro(fn)))
 		}
 	}
 	var get, list []*celgo.Type
@@ -121,23 +128,23 @@ func kyvernoResourceOptions(k *kyvernoStore) environment.VersionedOptions {
 	}
 	return environment.VersionedOptions{IntroducedVersion: version.MajorMinor(1, 0), EnvOptions: []celgo.EnvOption{
 		celgo.Macros(macros...),
-		celgo.Function(kyvernoGetFunction, celgo.Overload(kyvernoGetFunction+"_overload", get, result, celgo.FunctionBinding(k.get))),
-		celgo.Function(kyvernoListFunction,
-			celgo.Overload(kyvernoListFunction+"_overload", list, result, celgo.FunctionBinding(k.list)),
-			celgo.Overload(kyvernoListFunction+"_labels_overload", append(slices.Clone(list), labelMap), result, celgo.FunctionBinding(k.list))),
+		celgo.Function(getFunction, celgo.Overload(getFunction+"_overload", get, result, celgo.FunctionBinding(k.get))),
+		celgo.Function(listFunction,
+			celgo.Overload(listFunction+"_overload", list, result, celgo.FunctionBinding(k.list)),
+			celgo.Overload(listFunction+"_labels_overload", append(slices.Clone(list), labelMap), result, celgo.FunctionBinding(k.list))),
 	}}
 }
 
-// kyvernoResourceMacro rewrites resource.<fn>(args) to the function that
+// resourceMacro rewrites resource.<fn>(args) to the function that
 // reads it, with the request first; any other receiver's <fn> is left as
 // it is.
-func kyvernoResourceMacro(fn string) celgo.MacroFactory {
-	target := kyvernoListFunction
+func resourceMacro(fn string) celgo.MacroFactory {
+	target := listFunction
 	if fn == "Get" || fn == "get" {
-		target = kyvernoGetFunction
+		target = getFunction
 	}
 	return func(eh celgo.MacroExprFactory, recv celast.Expr, args []celast.Expr) (celast.Expr, *celgo.Error) {
-		if recv.Kind() != celast.IdentKind || recv.AsIdent() != kyvernoResourceVar {
+		if recv.Kind() != celast.IdentKind || recv.AsIdent() != resourceVar {
 			return nil, nil
 		}
 		return eh.NewCall(target, append([]celast.Expr{eh.NewIdent("request")}, args...)...), nil
@@ -145,7 +152,7 @@ func kyvernoResourceMacro(fn string) celgo.MacroFactory {
 }
 
 // resource is what a call reads, by its literal apiVersion and resource.
-func (k *kyvernoStore) resource(apiVersion, resource ref.Val) (*KyvernoResource, error) {
+func (k *library) resource(apiVersion, resource ref.Val) (*Resource, error) {
 	av, _ := apiVersion.(types.String)
 	r, _ := resource.(types.String)
 	for i := range k.res.Resources {
@@ -158,7 +165,7 @@ func (k *kyvernoStore) resource(apiVersion, resource ref.Val) (*KyvernoResource,
 
 // get is resource.Get: the object, or null when there is none (Kyverno's
 // answer to the apiserver's NotFound).
-func (k *kyvernoStore) get(args ...ref.Val) ref.Val {
+func (k *library) get(args ...ref.Val) ref.Val {
 	req, args := args[0], args[1:]
 	ns := k.res.Namespace
 	if ns == "" {
@@ -166,7 +173,7 @@ func (k *kyvernoStore) get(args ...ref.Val) ref.Val {
 	}
 	c, err := k.resource(args[0], args[1])
 	if err == nil && k.store == nil {
-		err = fmt.Errorf("%s: %w", refs.KindName(c.Decl.GVK), errNoReferenceSource)
+		err = fmt.Errorf("%s: %w", refs.KindName(c.Decl.GVK), refs.ErrNoSource)
 	}
 	if err != nil {
 		return types.NewErr("failed to get resource: %v", err)
@@ -185,7 +192,7 @@ func (k *kyvernoStore) get(args ...ref.Val) ref.Val {
 // {apiVersion, kind, metadata, items}, in one namespace or, for "", in
 // all; a cluster-scoped resource listed in a namespace is the apiserver's
 // NotFound, in its words.
-func (k *kyvernoStore) list(args ...ref.Val) ref.Val {
+func (k *library) list(args ...ref.Val) ref.Val {
 	req, args := args[0], args[1:]
 	ns := k.res.Namespace
 	if ns == "" {
@@ -193,7 +200,7 @@ func (k *kyvernoStore) list(args ...ref.Val) ref.Val {
 	}
 	c, err := k.resource(args[0], args[1])
 	if err == nil && k.store == nil {
-		err = fmt.Errorf("%s: %w", refs.KindName(c.Decl.GVK), errNoReferenceSource)
+		err = fmt.Errorf("%s: %w", refs.KindName(c.Decl.GVK), refs.ErrNoSource)
 	}
 	if err == nil && !c.Namespaced && ns != "" {
 		// The apiserver's words, as Kyverno's dynamic client passes them

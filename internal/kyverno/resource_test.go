@@ -1,4 +1,4 @@
-package cel
+package kyverno
 
 import (
 	"slices"
@@ -16,18 +16,18 @@ func TestKyvernoResourceCalls(t *testing.T) {
 	for _, tc := range []struct {
 		name, expr string
 		namespaced bool
-		calls      []KyvernoCall
+		calls      []Call
 		problem    string
 	}{
-		{name: "get", expr: "resource.Get('v1', 'configmaps', 'default', 'x').data", calls: []KyvernoCall{{"v1", "configmaps"}}},
+		{name: "get", expr: "resource.Get('v1', 'configmaps', 'default', 'x').data", calls: []Call{{"v1", "configmaps"}}},
 		{name: "list twice, camel case", expr: "resource.list('apps/v1', 'deployments', '').items.size() + resource.List('apps/v1', 'deployments', 'a', {'x': 'y'}).items.size()",
-			calls: []KyvernoCall{{"apps/v1", "deployments"}}},
+			calls: []Call{{"apps/v1", "deployments"}}},
 		{name: "two resources", expr: "resource.Get('v1', 'namespaces', '', request.namespace) != null && resource.List('networking.k8s.io/v1', 'ingresses', '').items.size() > 0",
-			calls: []KyvernoCall{{"v1", "namespaces"}, {"networking.k8s.io/v1", "ingresses"}}},
-		{name: "namespaced", expr: "resource.Get('v1', 'configmaps', 'x')", namespaced: true, calls: []KyvernoCall{{"v1", "configmaps"}}},
+			calls: []Call{{"v1", "namespaces"}, {"networking.k8s.io/v1", "ingresses"}}},
+		{name: "namespaced", expr: "resource.Get('v1', 'configmaps', 'x')", namespaced: true, calls: []Call{{"v1", "configmaps"}}},
 		{name: "a comprehension's resource", expr: "object.rules.exists(resource, resource == 'nodes/proxy')"},
 		{name: "the library beside a comprehension's resource", expr: "object.rules.exists(resource, resource == 'x') || resource.List('v1', 'pods', '').items.size() > 0",
-			calls: []KyvernoCall{{"v1", "pods"}}},
+			calls: []Call{{"v1", "pods"}}},
 		{name: "no call", expr: "object.metadata.name == 'resource'"},
 		{name: "post", expr: "resource.Post('v1', 'configmaps', 'x', {})", problem: "calls resource.Post, which creates objects"},
 		{name: "to GVR", expr: "resource.ToGVR('v1', 'ConfigMap')", problem: "calls resource.ToGVR, of Kyverno's CEL libraries"},
@@ -37,7 +37,7 @@ func TestKyvernoResourceCalls(t *testing.T) {
 		{name: "passed on", expr: "[resource].size() > 0", problem: "resource is read only as the receiver"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			calls, problems := KyvernoResourceCalls(tc.expr, tc.namespaced)
+			calls, problems := ResourceCalls(tc.expr, tc.namespaced)
 			if !slices.Equal(calls, tc.calls) {
 				t.Errorf("calls %v, want %v", calls, tc.calls)
 			}
@@ -55,7 +55,7 @@ func TestKyvernoResourceCalls(t *testing.T) {
 // cluster-scoped resource listed in a namespace is what the apiserver
 // answers Kyverno's dynamic client (test/e2e/kyvernodiff compares them).
 func TestKyvernoListErrors(t *testing.T) {
-	pcs := KyvernoResource{KyvernoCall: KyvernoCall{APIVersion: "scheduling.k8s.io/v1", Resource: "priorityclasses"},
+	pcs := Resource{Call: Call{APIVersion: "scheduling.k8s.io/v1", Resource: "priorityclasses"},
 		Decl: &refs.Compiled{GVK: schema.GroupVersionKind{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass"}}}
 	req := types.NewStringInterfaceMap(types.DefaultTypeAdapter, map[string]any{"operation": "CREATE"})
 	for _, tc := range []struct {
@@ -70,7 +70,7 @@ func TestKyvernoListErrors(t *testing.T) {
 			"failed to list resource: v1 configmaps was not declared when the policy loaded"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			k := &kyvernoStore{res: &KyvernoResources{Resources: []KyvernoResource{pcs}}, store: tc.store}
+			k := &library{res: &Resources{Resources: []Resource{pcs}}, store: tc.store}
 			got := k.list(append([]ref.Val{req}, tc.args...)...)
 			if err, ok := got.(*types.Err); !ok || err.Error() != tc.want {
 				t.Errorf("got %v, want the error %q", got, tc.want)

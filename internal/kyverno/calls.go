@@ -1,7 +1,7 @@
-package cel
+package kyverno
 
 // The calls of Kyverno's resource library a Kyverno policy makes, found
-// when it loads (kyvernoresource.go evaluates them).
+// when it loads (resource.go evaluates them).
 
 import (
 	"fmt"
@@ -13,21 +13,21 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/cel/analysis"
 )
 
-// KyvernoCall is one call of Kyverno's resource library a policy makes:
+// Call is one call of Kyverno's resource library a policy makes:
 // the apiVersion and resource it reads, string literals.
-type KyvernoCall struct {
+type Call struct {
 	APIVersion, Resource string
 }
 
-// KyvernoResourceCalls finds the calls of Kyverno's resource library in an
+// ResourceCalls finds the calls of Kyverno's resource library in an
 // expression, and what tollgate cannot honour of them, each a sentence: a
 // function other than Get, List (get, list), a call of another arity than
 // the policy's kind has (namespaced: a NamespacedValidatingPolicy, whose
 // calls name no namespace), an apiVersion or resource that is not a
 // string literal (tollgate lists and watches the kinds a policy reads from
 // when it loads), or resource read other than as a call's receiver.
-func KyvernoResourceCalls(expression string, namespaced bool) (calls []KyvernoCall, problems []string) {
-	if expression == "" || !analysis.Uses(kyvernoResourceVar, expression) {
+func ResourceCalls(expression string, namespaced bool) (calls []Call, problems []string) {
+	if expression == "" || !analysis.Uses(resourceVar, expression) {
 		return nil, nil
 	}
 	env, err := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Env(environment.StoredExpressions)
@@ -39,20 +39,20 @@ func KyvernoResourceCalls(expression string, namespaced bool) (calls []KyvernoCa
 		return nil, nil // the compiler reports it
 	}
 	idents, receivers := 0, 0
-	visitFree(ast.NativeRep().Expr(), kyvernoResourceVar, func(e celast.Expr) {
+	visitFree(ast.NativeRep().Expr(), resourceVar, func(e celast.Expr) {
 		switch e.Kind() {
 		case celast.IdentKind:
-			if e.AsIdent() == kyvernoResourceVar {
+			if e.AsIdent() == resourceVar {
 				idents++
 			}
 		case celast.CallKind:
 			call := e.AsCall()
-			if !call.IsMemberFunction() || call.Target().Kind() != celast.IdentKind || call.Target().AsIdent() != kyvernoResourceVar {
+			if !call.IsMemberFunction() || call.Target().Kind() != celast.IdentKind || call.Target().AsIdent() != resourceVar {
 				return
 			}
 			receivers++
 			fn := call.FunctionName()
-			arity, known := kyvernoArity(fn, namespaced)
+			arity, known := arity(fn, namespaced)
 			switch {
 			case !known && (fn == "Post" || fn == "post"):
 				problems = append(problems, fmt.Sprintf("calls resource.%s, which creates objects: tollgate never writes to the cluster", fn))
@@ -61,7 +61,7 @@ func KyvernoResourceCalls(expression string, namespaced bool) (calls []KyvernoCa
 				problems = append(problems, fmt.Sprintf("calls resource.%s, of Kyverno's CEL libraries, which tollgate does not have (it has resource.Get and resource.List)", fn))
 				return
 			case !slices.Contains(arity, len(call.Args())):
-				problems = append(problems, fmt.Sprintf("resource.%s with %d arguments: tollgate reads %s", fn, len(call.Args()), kyvernoForms(fn, namespaced)))
+				problems = append(problems, fmt.Sprintf("resource.%s with %d arguments: tollgate reads %s", fn, len(call.Args()), forms(fn, namespaced)))
 				return
 			}
 			apiVersion, ok1 := analysis.StringLiteral(call.Args()[0])
@@ -70,7 +70,7 @@ func KyvernoResourceCalls(expression string, namespaced bool) (calls []KyvernoCa
 				problems = append(problems, fmt.Sprintf("resource.%s: its apiVersion and resource must be string literals, so that tollgate knows when the policy loads which kind to list and watch", fn))
 				return
 			}
-			c := KyvernoCall{APIVersion: apiVersion, Resource: resource}
+			c := Call{APIVersion: apiVersion, Resource: resource}
 			if !slices.Contains(calls, c) {
 				calls = append(calls, c)
 			}
@@ -124,11 +124,11 @@ func visitFree(e celast.Expr, name string, f func(celast.Expr)) {
 	}
 }
 
-// kyvernoArity is how many arguments Kyverno's resource library takes in
+// arity is how many arguments Kyverno's resource library takes in
 // each function tollgate has (the forms naming a GroupVersionResource need
 // ToGVR, which it has not): a ValidatingPolicy's name a namespace, a
 // NamespacedValidatingPolicy's read its own.
-func kyvernoArity(fn string, namespaced bool) ([]int, bool) {
+func arity(fn string, namespaced bool) ([]int, bool) {
 	switch fn {
 	case "Get", "get":
 		if namespaced {
@@ -144,7 +144,7 @@ func kyvernoArity(fn string, namespaced bool) ([]int, bool) {
 	return nil, false
 }
 
-func kyvernoForms(fn string, namespaced bool) string {
+func forms(fn string, namespaced bool) string {
 	switch {
 	case (fn == "Get" || fn == "get") && namespaced:
 		return fn + "(apiVersion, resource, name) in a NamespacedValidatingPolicy"
