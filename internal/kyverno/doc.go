@@ -1,14 +1,20 @@
-// Package kyverno holds what tollgate takes from Kyverno to decide its
-// ValidatingPolicies as Kyverno does: Kyverno's CEL environment, its
-// resource library (resource.Get, resource.List) on tollgate's store of
-// referenced objects, a policy compiled in them, and Kyverno's words for
+// Package kyverno reads Kyverno's ValidatingPolicies and
+// NamespacedValidatingPolicies as Kyverno does, and compiles them to be
+// decided as Kyverno decides them. It owns their types and strict
+// decoding, Kyverno's autogen for Pod controllers, the exceptions
+// variable, what a policy reads through Kyverno's resource library
+// (resource.Get, resource.List) and that library on tollgate's store of
+// referenced objects, Kyverno's CEL environment, and Kyverno's words for
 // messages and errors.
 //
-// Comments here and in the other Kyverno files (the policies' decoding
-// and autogen in internal/policy, their PolicyExceptions in
-// internal/exception, their evaluation in internal/vap) cite Kyverno's
-// source by path: github.com/kyverno/kyverno at 111e07bb, and
-// github.com/kyverno/api at b27c1100 for the types. The differential
-// (test/e2e/kyvernodiff) checks tollgate against Kyverno v1.19.0, pinned
-// in hack/kyverno/go.mod.
+// A policy is compiled as a ValidatingAdmissionPolicy with its binding
+// inline, so that the apiserver's code compiles and matches it. Package
+// policy holds it among the other policies and joins Kyverno's
+// PolicyExceptions (read by package exception) to it; package vap
+// evaluates it.
+//
+// Comments cite Kyverno's source by path: github.com/kyverno/kyverno at
+// 111e07bb, and github.com/kyverno/api at b27c1100 for the types. The
+// differential (test/e2e/kyvernodiff) checks tollgate against Kyverno
+// v1.19.0, pinned in hack/kyverno/go.mod.
 package kyverno

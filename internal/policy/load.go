@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/internal/exception"
+	"github.com/tollgate-dev/tollgate/internal/kyverno"
 )
 
 // LoadPath reads a policy file, or every .yaml, .yml and .json file of a
@@ -216,7 +217,7 @@ func foreign(js []byte) *unstructured.Unstructured {
 		return nil
 	}
 	gv, err := schema.ParseGroupVersion(tm.APIVersion)
-	if err != nil || gv.Group == "tollgate.dev" || gv.Group == "admissionregistration.k8s.io" || gv.Group == KyvernoGroup {
+	if err != nil || gv.Group == "tollgate.dev" || gv.Group == "admissionregistration.k8s.io" || gv.Group == kyverno.Group {
 		return nil
 	}
 	o := &unstructured.Unstructured{}
@@ -236,7 +237,7 @@ func kubernetesDecoder(js []byte) (string, func() (*Policy, field.ErrorList)) {
 	if kind, version, ok := isMAP(js); ok {
 		return kind, func() (*Policy, field.ErrorList) { return decodeMAP(kind, version, js) }
 	}
-	if kind, version, ok := isKyverno(js); ok {
+	if kind, version, ok := kyverno.Identify(js); ok {
 		return kind, func() (*Policy, field.ErrorList) { return decodeKyverno(kind, version, js) }
 	}
 	return "", nil

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tollgate-dev/tollgate/internal/admissionpolicy"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	admissionregistrationv1beta1 "k8s.io/api/admissionregistration/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,7 +64,7 @@ func decodeMAP(kind, version string, js []byte) (*Policy, field.ErrorList) {
 		if errs := decodeVersioned(js, version, &admissionregistrationv1beta1.MutatingAdmissionPolicyBinding{}, b); len(errs) > 0 {
 			return nil, errs
 		}
-		defaultMatchResources(b.Spec.MatchResources)
+		admissionpolicy.DefaultMatchResources(b.Spec.MatchResources)
 		return &Policy{Metadata: Metadata{Name: b.Name}, mapBinding: b}, verifyMAPBinding(b)
 	}
 	m := &admissionregistrationv1.MutatingAdmissionPolicy{}
@@ -90,9 +92,9 @@ func decodeMAP(kind, version string, js []byte) (*Policy, field.ErrorList) {
 // the same fields.
 func decodeVersioned(js []byte, version string, beta, out any) field.ErrorList {
 	if version == admissionRegistrationV1 {
-		return decodeStrict(js, out)
+		return admissionpolicy.DecodeStrict(js, out)
 	}
-	if errs := decodeStrict(js, beta); len(errs) > 0 {
+	if errs := admissionpolicy.DecodeStrict(js, beta); len(errs) > 0 {
 		return errs
 	}
 	converted, err := json.Marshal(beta)
@@ -113,5 +115,5 @@ func defaultMAP(m *admissionregistrationv1.MutatingAdmissionPolicy) {
 		f := admissionregistrationv1.Fail
 		s.FailurePolicy = &f
 	}
-	defaultMatchResources(s.MatchConstraints)
+	admissionpolicy.DefaultMatchResources(s.MatchConstraints)
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/tollgate-dev/tollgate/internal/admissionpolicy"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -12,7 +13,7 @@ func verifyMAP(m *admissionregistrationv1.MutatingAdmissionPolicy) field.ErrorLi
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	s := &m.Spec
-	errs = append(errs, validName(m.Name)...)
+	errs = append(errs, admissionpolicy.ValidName(m.Name)...)
 	errs = append(errs, validateParamKind(s.ParamKind, spec.Child("paramKind"))...)
 	if s.MatchConstraints == nil {
 		errs = append(errs, field.Required(spec.Child("matchConstraints"), ""))
@@ -97,7 +98,7 @@ func verifyNamed(path *field.Path, list []admissionregistrationv1.Variable, miss
 func verifyMAPBinding(b *admissionregistrationv1.MutatingAdmissionPolicyBinding) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
-	errs = append(errs, validName(b.Name)...)
+	errs = append(errs, admissionpolicy.ValidName(b.Name)...)
 	if b.Spec.PolicyName == "" {
 		errs = append(errs, field.Required(spec.Child("policyName"), ""))
 	}

@@ -3,11 +3,11 @@ package policy
 import (
 	"encoding/json"
 
+	"github.com/tollgate-dev/tollgate/internal/admissionpolicy"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	sigsjson "sigs.k8s.io/json"
 
 	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/kyverno"
@@ -25,11 +25,11 @@ type VAP struct {
 	// NamespacedValidatingPolicy, decided and worded as Kyverno does; its
 	// autogen policies share it. KyvernoCompiled is what Kyverno's
 	// evaluation of this policy adds to Validator.
-	Kyverno         *Kyverno
+	Kyverno         *kyverno.Info
 	KyvernoCompiled *kyverno.Compiled
 	// Autogen are the policies Kyverno's autogen derives from a Kyverno
 	// policy on Pods, for the templates of Pod controllers
-	// (kyvernoautogen.go): decided alongside the policy, under its name.
+	// (kyverno.Decode): decided alongside the policy, under its name.
 	Autogen []*VAP
 }
 
@@ -98,16 +98,16 @@ func isVAP(js []byte) (kind string, ok bool) {
 // the defaults the apiserver applies when storing it, and verifies what
 // tollgate supports.
 func decodeVAP(kind string, js []byte) (*Policy, field.ErrorList) {
-	strict := func(v any) field.ErrorList { return decodeStrict(js, v) }
+	strict := func(v any) field.ErrorList { return admissionpolicy.DecodeStrict(js, v) }
 	if kind == "ValidatingAdmissionPolicyBinding" {
 		b := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
 		if errs := strict(b); len(errs) > 0 {
 			return nil, errs
 		}
-		defaultMatchResources(b.Spec.MatchResources)
+		admissionpolicy.DefaultMatchResources(b.Spec.MatchResources)
 		var errs field.ErrorList
 		spec := field.NewPath("spec")
-		errs = append(errs, validName(b.Name)...)
+		errs = append(errs, admissionpolicy.ValidName(b.Name)...)
 		if b.Spec.PolicyName == "" {
 			errs = append(errs, field.Required(spec.Child("policyName"), ""))
 		}
@@ -142,11 +142,11 @@ func decodeVAP(kind string, js []byte) (*Policy, field.ErrorList) {
 	}
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
-	errs = append(errs, validName(vap.Name)...)
+	errs = append(errs, admissionpolicy.ValidName(vap.Name)...)
 	if s.MatchConstraints == nil || len(s.MatchConstraints.ResourceRules) == 0 {
 		errs = append(errs, field.Required(spec.Child("matchConstraints", "resourceRules"), ""))
 	} else {
-		defaultMatchResources(s.MatchConstraints)
+		admissionpolicy.DefaultMatchResources(s.MatchConstraints)
 	}
 	errs = append(errs, validateParamKind(s.ParamKind, spec.Child("paramKind"))...)
 	if len(s.Validations) == 0 && len(s.AuditAnnotations) == 0 {
@@ -165,59 +165,4 @@ func decodeVAP(kind string, js []byte) (*Policy, field.ErrorList) {
 		Spec:     Spec{FailurePolicy: failurePolicyOf(*s.FailurePolicy)},
 		VAP:      &VAP{Policy: vap, Validator: compiled},
 	}, nil
-}
-
-// decodeStrict decodes a Kubernetes object, refusing unknown and duplicate
-// fields; sigs.k8s.io/json names the field path of each.
-func decodeStrict(js []byte, v any) field.ErrorList {
-	se, err := sigsjson.UnmarshalStrict(js, v, sigsjson.DisallowUnknownFields)
-	if err != nil {
-		return field.ErrorList{field.Invalid(field.NewPath(""), "", err.Error())}
-	}
-	var errs field.ErrorList
-	for _, e := range se {
-		errs = append(errs, field.Invalid(field.NewPath(""), "", e.Error()))
-	}
-	return errs
-}
-
-// validName checks a policy's or binding's name as the apiserver does: a
-// DNS subdomain, which also keeps webhook names and paths made of it valid.
-func validName(name string) field.ErrorList {
-	p := field.NewPath("metadata", "name")
-	if name == "" {
-		return field.ErrorList{field.Required(p, "")}
-	}
-	var errs field.ErrorList
-	for _, msg := range validation.IsDNS1123Subdomain(name) {
-		errs = append(errs, field.Invalid(p, name, msg))
-	}
-	return errs
-}
-
-// defaultMatchResources applies the apiserver's defaults for stored
-// objects: empty selectors match everything, matchPolicy is Equivalent and
-// rules apply to every scope.
-func defaultMatchResources(m *admissionregistrationv1.MatchResources) {
-	if m == nil {
-		return
-	}
-	if m.NamespaceSelector == nil {
-		m.NamespaceSelector = &metav1.LabelSelector{}
-	}
-	if m.ObjectSelector == nil {
-		m.ObjectSelector = &metav1.LabelSelector{}
-	}
-	if m.MatchPolicy == nil {
-		p := admissionregistrationv1.Equivalent
-		m.MatchPolicy = &p
-	}
-	for _, rules := range [][]admissionregistrationv1.NamedRuleWithOperations{m.ResourceRules, m.ExcludeResourceRules} {
-		for i := range rules {
-			if rules[i].Scope == nil {
-				s := admissionregistrationv1.AllScopes
-				rules[i].Scope = &s
-			}
-		}
-	}
 }

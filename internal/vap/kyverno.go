@@ -114,9 +114,9 @@ func (e *evaluation) kyvernoExceptions(ctx context.Context, n *policy.VAP, in ky
 		return noExceptions, false
 	}
 	images, values := []any{}, []any{}
-	var applied []*policy.KyvernoException
+	var applied []*kyverno.Exception
 	for _, x := range n.Kyverno.Exceptions {
-		if k := n.Kyverno; k.Kind == policy.KyvernoNamespacedValidatingPolicy && in.va.GetNamespace() != k.Namespace {
+		if k := n.Kyverno; k.Kind == kyverno.NamespacedValidatingPolicy && in.va.GetNamespace() != k.Namespace {
 			break // Kyverno leaves the policy out before it reads exceptions; its namespace condition does here
 		}
 		if !x.Active(in.now) {
@@ -179,7 +179,7 @@ type kyvernoInput struct {
 // conditionsHold evaluates an exception's matchConditions as Kyverno's
 // match does: any false is false; else any error is an error (false under
 // failurePolicy Ignore); else true.
-func (e *evaluation) conditionsHold(ctx context.Context, x *policy.KyvernoException, in kyvernoInput) (bool, error) {
+func (e *evaluation) conditionsHold(ctx context.Context, x *kyverno.Exception, in kyvernoInput) (bool, error) {
 	if x.Conditions == nil {
 		return true, nil
 	}
@@ -277,7 +277,7 @@ func (e *evaluation) kyvernoError(n *policy.VAP, err error) {
 // exception of the highest priority above 0 decides, else the first's.
 const kyvernoPriority = "polex.kyverno.io/priority"
 
-func kyvernoReportResult(applied []*policy.KyvernoException) string {
+func kyvernoReportResult(applied []*kyverno.Exception) string {
 	highest, selected := 0, 0
 	for i, x := range applied {
 		if p, err := strconv.Atoi(x.Metadata.Labels[kyvernoPriority]); err == nil && p > highest {

@@ -28,6 +28,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/external"
+	"github.com/tollgate-dev/tollgate/internal/kyverno"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -205,7 +206,7 @@ func evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 // evaluation gathers what one policy's bindings decided about a request.
 type evaluation struct {
 	def      *admissionregistrationv1.ValidatingAdmissionPolicy
-	kyverno  *policy.Kyverno
+	kyverno  *kyverno.Info
 	out      Outcome
 	denied   []denial
 	failures []failure

@@ -1,4 +1,4 @@
-package policy
+package kyverno
 
 // What a Kyverno policy reads through Kyverno's resource library
 // (resource.Get, resource.List): one reference of tollgate's store per
@@ -13,25 +13,24 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/tollgate-dev/tollgate/internal/kyverno"
 	"github.com/tollgate-dev/tollgate/internal/manifest"
 	"github.com/tollgate-dev/tollgate/internal/references"
 )
 
-// kyvernoResources finds the resources a Kyverno policy reads through
+// declareResources finds the resources a Kyverno policy reads through
 // resource.Get and resource.List, declared as references of the store
 // holding whole objects (nil when it calls neither), or, by field, what
 // tollgate cannot honour: another function of the library, an apiVersion
 // or resource that is not a string literal, a resource kube-apiserver does
 // not serve built in (tollgate maps resources to kinds when the policy
 // loads), a subresource, and Secrets, whose data tollgate never holds.
-func kyvernoResources(k *kyvernoPolicy, kind string) (*kyverno.Resources, field.ErrorList) {
-	namespaced := kind == KyvernoNamespacedValidatingPolicy
+func declareResources(k *object, kind string) (*Resources, field.ErrorList) {
+	namespaced := kind == NamespacedValidatingPolicy
 	var errs field.ErrorList
-	var calls []kyverno.Call
-	where := map[kyverno.Call]*field.Path{} // the first expression making each call
-	eachKyvernoExpression(&k.Spec, func(p *field.Path, expr string) {
-		found, problems := kyverno.ResourceCalls(expr, namespaced)
+	var calls []Call
+	where := map[Call]*field.Path{} // the first expression making each call
+	eachExpression(&k.Spec, func(p *field.Path, expr string) {
+		found, problems := ResourceCalls(expr, namespaced)
 		for _, msg := range problems {
 			errs = append(errs, field.Invalid(p, strings.TrimSpace(expr), msg))
 		}
@@ -45,7 +44,7 @@ func kyvernoResources(k *kyvernoPolicy, kind string) (*kyverno.Resources, field.
 	if len(errs) > 0 || len(calls) == 0 {
 		return nil, errs
 	}
-	res := &kyverno.Resources{}
+	res := &Resources{}
 	if namespaced {
 		res.Namespace = k.Namespace
 	}
@@ -79,7 +78,7 @@ func kyvernoResources(k *kyvernoPolicy, kind string) (*kyverno.Resources, field.
 			errs = append(errs, derrs...)
 			continue
 		}
-		res.Resources = append(res.Resources, kyverno.Resource{Call: c, Decl: decl, Namespaced: scoped})
+		res.Resources = append(res.Resources, Resource{Call: c, Decl: decl, Namespaced: scoped})
 	}
 	if len(errs) > 0 {
 		return nil, errs
@@ -87,9 +86,9 @@ func kyvernoResources(k *kyvernoPolicy, kind string) (*kyverno.Resources, field.
 	return res, nil
 }
 
-// kyvernoDeclarations are the store's references of what a Kyverno
+// declarations are the store's references of what a Kyverno
 // policy reads (nil for none).
-func kyvernoDeclarations(res *kyverno.Resources) []*references.Compiled {
+func declarations(res *Resources) []*references.Compiled {
 	if res == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package policy
+package kyverno
 
 // Kyverno's autogen for ValidatingPolicies: a policy on Pods alone also
 // checks the Pod templates of Pod controllers, with its expressions
@@ -10,15 +10,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"github.com/tollgate-dev/tollgate/internal/cel/analysis"
-	"github.com/tollgate-dev/tollgate/internal/kyverno"
-	"github.com/tollgate-dev/tollgate/internal/references"
 )
 
 // autogenTarget is a Pod controller autogen writes rules for, and which of
@@ -67,12 +62,12 @@ func canAutogen(m *admissionregistrationv1.MatchResources) bool {
 // AutogenControllers are the resources of the Pod controllers whose
 // templates a Kyverno policy also checks, sorted; none when it does not
 // qualify for autogen.
-func (k *Kyverno) AutogenControllers() []string { return k.controllers }
+func (k *Info) AutogenControllers() []string { return k.controllers }
 
-// kyvernoAutogen returns the policies autogen derives from k, one per set
+// autogen returns the policies autogen derives from k, one per set
 // of replacements (Pod templates; CronJob job templates), compiled, in
 // Kyverno's order (cronjobs, defaults).
-func kyvernoAutogen(k *kyvernoPolicy, kind string, actions []admissionregistrationv1.ValidationAction, info *Kyverno) ([]*VAP, field.ErrorList) {
+func autogen(k *object, kind string, actions []admissionregistrationv1.ValidationAction, info *Info) ([]Variant, field.ErrorList) {
 	s := k.Spec
 	if !canAutogen(s.MatchConstraints) || len(s.MatchConstraints.ResourceRules[0].Operations) == 0 {
 		return nil, nil // without operations, Kyverno's CreateMatchConstraints gives no constraints: nothing matched
@@ -93,7 +88,7 @@ func kyvernoAutogen(k *kyvernoPolicy, kind string, actions []admissionregistrati
 	}
 	slices.Sort(info.controllers)
 	ops := s.MatchConstraints.ResourceRules[0].Operations
-	var out []*VAP
+	var out []Variant
 	for _, ref := range []string{autogenCronJobs, autogenDefaults} {
 		targets := byReplacements[ref]
 		if len(targets) == 0 {
@@ -107,22 +102,20 @@ func kyvernoAutogen(k *kyvernoPolicy, kind string, actions []admissionregistrati
 			js = replaceUnprotected(js, "object."+r[0], "object."+r[1])
 			js = replaceUnprotected(js, "oldObject."+r[0], "oldObject."+r[1])
 		}
-		variant := *k
-		variant.Spec = kyvernoSpec{}
-		if err := json.Unmarshal(js, &variant.Spec); err != nil {
+		gen := *k
+		gen.Spec = spec{}
+		if err := json.Unmarshal(js, &gen.Spec); err != nil {
 			return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
 		}
-		variant.Spec.MatchConstraints = autogenMatch(targets, ops, s.MatchConstraints.NamespaceSelector)
-		vap, binding, exceptions := kyvernoVAP(&variant, kind, actions)
-		defaultMatchResources(vap.Spec.MatchConstraints)
-		validator, compiled, errs := kyverno.Compile(vap, exceptions, info.resources)
+		gen.Spec.MatchConstraints = autogenMatch(targets, ops, s.MatchConstraints.NamespaceSelector)
+		v, errs := variant(&gen, kind, actions, info.resources)
 		for _, e := range errs {
 			e.Detail = fmt.Sprintf("in the rule autogen writes for %s: %s", ref, e.Detail)
 		}
 		if len(errs) > 0 {
 			return nil, errs
 		}
-		out = append(out, &VAP{Policy: vap, Bindings: []*admissionregistrationv1.ValidatingAdmissionPolicyBinding{binding}, Validator: validator, Kyverno: info, KyvernoCompiled: compiled})
+		out = append(out, v)
 	}
 	return out, nil
 }
@@ -185,53 +178,4 @@ func protected(rest []byte) bool {
 	}
 	next := rest[len(suffix):]
 	return len(next) == 0 || !(next[0] == '_' || next[0] >= 'a' && next[0] <= 'z' || next[0] >= 'A' && next[0] <= 'Z' || next[0] >= '0' && next[0] <= '9')
-}
-
-// KyvernoNotes says, for each Kyverno policy of the set, what Kyverno's
-// autogen made of it (the Pod controllers it also checks and its rewritten
-// validations) and the kinds it reads through resource.Get/List; for lint.
-func (s *Set) KyvernoNotes() []string {
-	var out []string
-	for _, p := range s.Policies {
-		if p.VAP == nil || p.VAP.Kyverno == nil {
-			continue
-		}
-		k := p.VAP.Kyverno
-		head := fmt.Sprintf("%s: %s %q", p.Source, k.Kind, p.Name())
-		if refs := p.References(); len(refs) > 0 {
-			kinds := make([]string, len(refs))
-			for i, c := range refs {
-				kinds[i] = references.KindName(c.GVK)
-			}
-			out = append(out, fmt.Sprintf("%s: reads %s through resource.Get/List: a server lists and watches them (grant get, list and watch on them: chart value references.resources); offline, give them with --references", head, strings.Join(kinds, ", ")))
-		}
-		if len(p.VAP.Autogen) == 0 {
-			continue
-		}
-		out = append(out, fmt.Sprintf("%s: autogen: also checks the Pod templates of %s", head, strings.Join(k.controllers, ", ")))
-		for _, a := range p.VAP.Autogen {
-			var rs []string
-			for _, r := range a.Policy.Spec.MatchConstraints.ResourceRules {
-				rs = append(rs, r.Resources...)
-			}
-			orig, gen := p.VAP.Policy.Spec, a.Policy.Spec
-			note := func(what, before, after string) {
-				if before != after {
-					// as the user wrote it: params is Kyverno's exceptions (kyvernoVAP)
-					after = analysis.RenameIdent(after, "params", KyvernoExceptionsVariable)
-					out = append(out, fmt.Sprintf("%s: autogen (%s): %s: %s", head, strings.Join(rs, ", "), what, strings.TrimSpace(after)))
-				}
-			}
-			for i, c := range gen.MatchConditions {
-				note(fmt.Sprintf("matchConditions[%d]", i), orig.MatchConditions[i].Expression, c.Expression)
-			}
-			for i, v := range gen.Variables {
-				note(fmt.Sprintf("variables[%d] (%s)", i, v.Name), orig.Variables[i].Expression, v.Expression)
-			}
-			for i, v := range gen.Validations {
-				note(fmt.Sprintf("validations[%d]", i), orig.Validations[i].Expression, v.Expression)
-			}
-		}
-	}
-	return out
 }
