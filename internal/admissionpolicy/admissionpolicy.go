@@ -67,3 +67,22 @@ func DefaultMatchResources(m *admissionregistrationv1.MatchResources) {
 		}
 	}
 }
+
+// CheckValidationActions checks a binding's validationActions as the
+// apiserver does, each Deny, Warn or Audit, none twice; path is the
+// field's. It returns the actions seen.
+func CheckValidationActions(actions []admissionregistrationv1.ValidationAction, path *field.Path) (map[admissionregistrationv1.ValidationAction]bool, field.ErrorList) {
+	var errs field.ErrorList
+	seen := map[admissionregistrationv1.ValidationAction]bool{}
+	for i, a := range actions {
+		p := path.Index(i)
+		switch {
+		case a != admissionregistrationv1.Deny && a != admissionregistrationv1.Warn && a != admissionregistrationv1.Audit:
+			errs = append(errs, field.NotSupported(p, a, []string{"Deny", "Warn", "Audit"}))
+		case seen[a]:
+			errs = append(errs, field.Duplicate(p, a))
+		}
+		seen[a] = true
+	}
+	return seen, errs
+}

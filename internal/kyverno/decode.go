@@ -197,17 +197,8 @@ func Decode(kind, version string, js []byte) (*Policy, field.ErrorList) {
 	if len(actions) == 0 {
 		actions = []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny} // Kyverno's ValidationActions()
 	}
-	seen := map[admissionregistrationv1.ValidationAction]bool{}
-	for i, a := range actions {
-		p := spec.Child("validationActions").Index(i)
-		switch {
-		case a != admissionregistrationv1.Deny && a != admissionregistrationv1.Warn && a != admissionregistrationv1.Audit:
-			errs = append(errs, field.NotSupported(p, a, []string{"Deny", "Warn", "Audit"}))
-		case seen[a]:
-			errs = append(errs, field.Duplicate(p, a))
-		}
-		seen[a] = true
-	}
+	_, aerrs := admissionpolicy.CheckValidationActions(actions, spec.Child("validationActions"))
+	errs = append(errs, aerrs...)
 	if len(errs) > 0 {
 		return named, errs
 	}

@@ -114,17 +114,8 @@ func decodeVAP(kind string, js []byte) (*Policy, field.ErrorList) {
 		if len(b.Spec.ValidationActions) == 0 {
 			errs = append(errs, field.Required(spec.Child("validationActions"), "Deny, Warn and/or Audit"))
 		}
-		seen := map[admissionregistrationv1.ValidationAction]bool{}
-		for i, a := range b.Spec.ValidationActions {
-			p := spec.Child("validationActions").Index(i)
-			switch {
-			case a != admissionregistrationv1.Deny && a != admissionregistrationv1.Warn && a != admissionregistrationv1.Audit:
-				errs = append(errs, field.NotSupported(p, a, []string{"Deny", "Warn", "Audit"}))
-			case seen[a]:
-				errs = append(errs, field.Duplicate(p, a))
-			}
-			seen[a] = true
-		}
+		seen, aerrs := admissionpolicy.CheckValidationActions(b.Spec.ValidationActions, spec.Child("validationActions"))
+		errs = append(errs, aerrs...)
 		if seen[admissionregistrationv1.Deny] && seen[admissionregistrationv1.Warn] {
 			errs = append(errs, field.Invalid(spec.Child("validationActions"), b.Spec.ValidationActions, "must not contain both Deny and Warn, as the apiserver requires"))
 		}
