@@ -1,9 +1,13 @@
 package jsonscan
 
-import "bytes"
+import (
+	"bytes"
+	"unicode/utf8"
+)
 
 // RepeatedKey finds the first object of the indexed value in which a
-// member's name is repeated, and returns that name, unescaped, and where
+// member's name is repeated, as encoding/json reads names (jsonName), and
+// returns that name and where
 // the value of its second occurrence starts in the JSON. The apiserver never sends an
 // object with a repeated name (it encodes what it decoded), and its strict
 // field validation, kubectl's default, refuses one on the way in; readers
@@ -42,7 +46,7 @@ func (d Indexed) RepeatedKey() (name string, at int, found bool) {
 		members(b, int(start), end, func(key []byte, value, _ int) bool {
 			for _, seen := range names {
 				if sameName(seen, key) {
-					name, at, found = Unescape(key), value, true
+					name, at, found = jsonName(key), value, true
 					return false
 				}
 			}
@@ -56,13 +60,25 @@ func (d Indexed) RepeatedKey() (name string, at int, found bool) {
 	return "", 0, false
 }
 
-// sameName compares two quoted names as their unescaped strings.
+// sameName compares two quoted names as encoding/json reads them.
 func sameName(a, b []byte) bool {
 	if bytes.Equal(a, b) {
 		return true
 	}
-	if bytes.IndexByte(a, '\\') < 0 && bytes.IndexByte(b, '\\') < 0 {
+	if bytes.IndexByte(a, '\\') < 0 && bytes.IndexByte(b, '\\') < 0 && utf8.Valid(a) && utf8.Valid(b) {
 		return false
 	}
-	return Unescape(a) == Unescape(b)
+	return jsonName(a) == jsonName(b)
+}
+
+// jsonName is a quoted name as encoding/json reads it: unescaped, and each
+// byte that is not valid UTF-8 read as U+FFFD, so that "\xf2" and "\x83"
+// are one name, as they are to the apiserver's decoder. (Converting a
+// string to runes reads invalid bytes so, one U+FFFD each.)
+func jsonName(quoted []byte) string {
+	s := Unescape(quoted)
+	if utf8.ValidString(s) {
+		return s
+	}
+	return string([]rune(s))
 }

@@ -18,6 +18,11 @@ func TestRepeatedKey(t *testing.T) {
 		{doc: `{"spec":1,"\u0073pec":2}`, name: "spec", at: 22},
 		{doc: `{"a\"":1,"a\u0022":2}`, name: `a"`, at: 19},
 		{doc: `{"A":1,"a":2}`}, // case matters, as in the apiserver's decoder
+		// Bytes that are not UTF-8 read as U+FFFD, one each, as the
+		// apiserver's decoder reads them (FuzzScan's finding).
+		{doc: "{\"\xf2\":1,\"\x83\":2}", name: "\ufffd", at: 11},
+		{doc: "{\"\xf2\x83\":1,\"\xff\":2}"},
+		{doc: "{\"a\xff\":1,\"a\ufffd\":2}", name: "a\ufffd", at: 15},
 		// A nested object between two members is skipped whole.
 		{doc: `{"k":{"k":{"k":1}},"j":[[{"k":1}]],"k":0}`, name: "k", at: 39},
 	} {
