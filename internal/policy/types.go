@@ -34,11 +34,11 @@ type Policy struct {
 	Source Source `json:"-"`
 	// compiled holds what load time derived from Spec; see compile.go.
 	compiled compiled
-	// VAP is set for a Kubernetes ValidatingAdmissionPolicy (vap.go).
+	// VAP is set for a Kubernetes ValidatingAdmissionPolicy (validatingpolicy.go).
 	VAP *VAP
 	// binding is a ValidatingAdmissionPolicyBinding until NewSet attaches it.
 	binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
-	// MAP is set for a Kubernetes MutatingAdmissionPolicy (map.go).
+	// MAP is set for a Kubernetes MutatingAdmissionPolicy (mutatingpolicy.go).
 	MAP *MAP
 	// mapBinding is a MutatingAdmissionPolicyBinding until NewSet attaches it.
 	mapBinding *admissionregistrationv1.MutatingAdmissionPolicyBinding
