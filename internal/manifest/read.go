@@ -7,6 +7,7 @@ package manifest
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,8 +51,11 @@ func (o *Object) String() string {
 func (o *Object) Where() string { return fmt.Sprintf("%s:%d", o.File, o.Line) }
 
 // Read reads every path: a file, a directory (recursively, .yaml, .yml and
-// .json files), or "-" for stdin. Problems do not stop the reading; they are
-// returned together, each with file and line.
+// .json files, and each of them gzipped, .yaml.gz and so on), or "-" for
+// stdin. A file ending in .gz is gunzipped. A path that yields no object
+// is an error naming it: a mistyped directory must not pass as a check of
+// nothing. Problems do not stop the reading; they are returned together,
+// each with file and line.
 func Read(paths []string, stdin io.Reader) ([]*Object, error) {
 	var objs []*Object
 	var errs []error
@@ -61,26 +65,75 @@ func Read(paths []string, stdin io.Reader) ([]*Object, error) {
 			errs = append(errs, err)
 			continue
 		}
+		before, failed := len(objs), len(errs)
 		for _, f := range files {
-			var data []byte
-			if f == "-" {
-				data, err = io.ReadAll(stdin)
-				f = "<stdin>"
-			} else {
-				data, err = os.ReadFile(f)
-			}
+			data, name, err := readFile(f, stdin)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("read manifests: %w", err))
 				continue
 			}
-			o, err := Parse(f, data)
+			o, err := Parse(name, data)
 			objs = append(objs, o...)
 			if err != nil {
 				errs = append(errs, err)
 			}
 		}
+		if len(objs) == before && len(errs) == failed {
+			errs = append(errs, noObjects(p, len(files)))
+		}
 	}
 	return objs, errors.Join(errs...)
+}
+
+// noObjects is the error of a path that yielded no object.
+func noObjects(path string, files int) error {
+	switch {
+	case path == "-":
+		return errors.New("read manifests: stdin holds no object")
+	case files == 0:
+		return fmt.Errorf("read manifests: %s: no .yaml, .yml or .json file in it (gzipped or not)", path)
+	}
+	return fmt.Errorf("read manifests: %s: no object in it", path)
+}
+
+// readFile is a file's content ("-": stdin's), gunzipped when its name
+// ends in .gz, and the name errors give it.
+func readFile(f string, stdin io.Reader) (data []byte, name string, err error) {
+	if f == "-" {
+		data, err = io.ReadAll(stdin)
+		return data, "<stdin>", err
+	}
+	if data, err = os.ReadFile(f); err != nil || !strings.EqualFold(filepath.Ext(f), ".gz") {
+		return data, f, err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, f, fmt.Errorf("%s: read as gzip, as its name ends in .gz: %w", f, err)
+	}
+	defer zr.Close()
+	if data, err = io.ReadAll(io.LimitReader(zr, maxGunzipped+1)); err != nil {
+		return nil, f, fmt.Errorf("%s: read as gzip, as its name ends in .gz: %w", f, err)
+	}
+	if len(data) > maxGunzipped {
+		return nil, f, fmt.Errorf("%s: more than %d MiB gunzipped", f, maxGunzipped>>20)
+	}
+	return data, f, nil
+}
+
+// maxGunzipped bounds what one gzipped file may hold, so that a small
+// file cannot expand without end.
+const maxGunzipped = 1 << 30
+
+// manifestFile tells whether a file in a directory is read: .yaml, .yml
+// or .json, or one of them gzipped.
+func manifestFile(name string) bool {
+	name = strings.ToLower(name)
+	name = strings.TrimSuffix(name, ".gz")
+	switch filepath.Ext(name) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
 }
 
 func expand(path string) ([]string, error) {
@@ -102,11 +155,8 @@ func expand(path string) ([]string, error) {
 		if d.IsDir() && p != path && strings.HasPrefix(d.Name(), ".") {
 			return filepath.SkipDir
 		}
-		switch strings.ToLower(filepath.Ext(p)) {
-		case ".yaml", ".yml", ".json":
-			if !d.IsDir() {
-				files = append(files, p)
-			}
+		if !d.IsDir() && manifestFile(d.Name()) {
+			files = append(files, p)
 		}
 		return nil
 	})

@@ -1,6 +1,8 @@
 package manifest
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -221,5 +223,74 @@ func TestReadUnreadable(t *testing.T) {
 	_, err := Read([]string{f}, nil)
 	if err == nil || !strings.HasPrefix(err.Error(), "read manifests: open "+f) {
 		t.Errorf("error = %v", err)
+	}
+}
+
+// TestReadNoObjects: a path that yields no object is an error naming it,
+// and gzipped manifests are read, in a directory or given by name.
+func TestReadNoObjects(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	gz := func(s string) []byte {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		if _, err := w.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"
+	empty := filepath.Join(dir, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write("notes/README.md", []byte("# not a manifest\n"))
+	write("comments/only.yaml", []byte("# nothing here\n---\n"))
+	zipped := write("zipped/install.yaml.gz", gz(cm))
+	write("zipped/deep/more.json.gz", gz(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}`))
+	broken := write("broken/x.yaml.gz", []byte("apiVersion: v1\nkind: ConfigMap\n"))
+	truncated := write("truncated/x.json.gz", gz(cm)[:20])
+	for _, tc := range []struct {
+		name    string
+		paths   []string
+		stdin   string
+		objects []string
+		err     string
+	}{
+		{name: "an empty directory", paths: []string{empty}, err: "read manifests: " + empty + ": no .yaml, .yml or .json file in it (gzipped or not)"},
+		{name: "no manifest file", paths: []string{filepath.Join(dir, "notes")}, err: "no .yaml, .yml or .json file in it"},
+		{name: "files without objects", paths: []string{filepath.Join(dir, "comments")}, err: "read manifests: " + filepath.Join(dir, "comments") + ": no object in it"},
+		{name: "empty stdin", paths: []string{"-"}, err: "read manifests: stdin holds no object"},
+		{name: "gzipped, in a directory", paths: []string{filepath.Join(dir, "zipped")},
+			objects: []string{filepath.Join(dir, "zipped", "deep", "more.json.gz") + ":1 ConfigMap b", zipped + ":1 ConfigMap a"}},
+		{name: "gzipped, by name", paths: []string{zipped}, objects: []string{zipped + ":1 ConfigMap a"}},
+		{name: "one empty path among good ones", paths: []string{zipped, empty}, objects: []string{zipped + ":1 ConfigMap a"}, err: empty + ": no .yaml"},
+		{name: "not gzip", paths: []string{broken}, err: "read manifests: " + broken + ": read as gzip, as its name ends in .gz: gzip: invalid header"},
+		{name: "truncated gzip", paths: []string{truncated}, err: truncated + ": read as gzip, as its name ends in .gz: unexpected EOF"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs, err := Read(tc.paths, strings.NewReader(tc.stdin))
+			if got := summary(objs); !slices.Equal(got, tc.objects) {
+				t.Errorf("objects %q, want %q", got, tc.objects)
+			}
+			switch {
+			case tc.err == "" && err != nil:
+				t.Errorf("error %v", err)
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Errorf("error %v, want one with %q", err, tc.err)
+			}
+		})
 	}
 }
