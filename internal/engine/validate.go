@@ -6,12 +6,13 @@ import (
 	"net/http"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/labelrule"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 	"github.com/tollgate-dev/tollgate/internal/vap"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // verdict is what one policy found in one request.

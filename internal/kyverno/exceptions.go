@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/tollgate-dev/tollgate/internal/cel/analysis"
 	"github.com/tollgate-dev/tollgate/internal/exception"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // ExceptionsVariable is Kyverno's CEL variable of the values of the

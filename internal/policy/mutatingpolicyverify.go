@@ -1,10 +1,11 @@
 package policy
 
 import (
-	"github.com/tollgate-dev/tollgate/internal/admissionpolicy"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tollgate-dev/tollgate/internal/admissionpolicy"
 )
 
 // verifyMAP refuses, as the apiserver does, a MutatingAdmissionPolicy it
