@@ -1,8 +1,9 @@
 // Package admissionpolicy holds what Kubernetes' admission policies
 // share when tollgate reads them (ValidatingAdmissionPolicies,
 // MutatingAdmissionPolicies and their bindings, and Kyverno's policies
-// read as them): strict decoding, the apiserver's check of their names,
-// and its defaults for what they match.
+// read as them): strict decoding, the apiserver's check of their names
+// and params, its defaults for what they match, and why one does not apply
+// to a request.
 package admissionpolicy
 
 import (

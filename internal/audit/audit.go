@@ -19,6 +19,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/manifest"
+	"github.com/tollgate-dev/tollgate/internal/namespaces"
 	"github.com/tollgate-dev/tollgate/internal/offline"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
@@ -35,10 +36,10 @@ type Progress struct {
 
 // Namespaces lists the cluster's namespaces, whose labels the policies'
 // namespaceSelectors read.
-func Namespaces(ctx context.Context, client dynamic.Interface) (policy.Namespaces, error) {
+func Namespaces(ctx context.Context, client dynamic.Interface) (namespaces.Func, error) {
 	known := map[string]*corev1.Namespace{}
 	err := list(ctx, client, Resource{GVR: corev1.SchemeGroupVersion.WithResource("namespaces"), Kind: "Namespace"}, func(u *unstructured.Unstructured) {
-		known[u.GetName()] = policy.NamespaceOf(u.GetName(), u.GetLabels())
+		known[u.GetName()] = namespaces.Of(u.GetName(), u.GetLabels())
 	})
 	if err != nil {
 		return nil, fmt.Errorf("namespaceSelectors need the namespaces' labels: %w", err)
@@ -46,7 +47,7 @@ func Namespaces(ctx context.Context, client dynamic.Interface) (policy.Namespace
 	return func(name string) (*corev1.Namespace, bool) {
 		ns, ok := known[name]
 		if !ok {
-			return policy.NamespaceOf(name, nil), false
+			return namespaces.Of(name, nil), false
 		}
 		return ns, true
 	}, nil

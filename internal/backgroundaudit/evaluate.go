@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tollgate-dev/tollgate/internal/audit"
-	"github.com/tollgate-dev/tollgate/internal/policy"
+	"github.com/tollgate-dev/tollgate/internal/namespaces"
 )
 
 // work evaluates queued objects until the queue shuts down.
@@ -83,5 +83,5 @@ func (a *auditor) namespace(name string) (*corev1.Namespace, bool) {
 	if !ok {
 		return nil, false
 	}
-	return policy.NamespaceOf(name, h.Labels), true
+	return namespaces.Of(name, h.Labels), true
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/audit"
 	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/namespaces"
 	"github.com/tollgate-dev/tollgate/internal/offline"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
@@ -59,7 +60,7 @@ func TestStrip(t *testing.T) {
 			if got != tt.want {
 				t.Fatalf("stripFor = %+v, want %+v", got, tt.want)
 			}
-			eng := engine.New(set, engine.Options{Namespaces: func(name string) (*corev1.Namespace, bool) { return policy.NamespaceOf(name, nil), true }})
+			eng := engine.New(set, engine.Options{Namespaces: func(name string) (*corev1.Namespace, bool) { return namespaces.Of(name, nil), true }})
 			check := func(f offline.Finding) []engine.Result {
 				if f.Err != nil {
 					t.Fatal(f.Err)

@@ -23,7 +23,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/benchpolicies"
 	"github.com/tollgate-dev/tollgate/internal/cel"
-	"github.com/tollgate-dev/tollgate/internal/policy"
+	"github.com/tollgate-dev/tollgate/internal/namespaces"
 )
 
 // named is a compiled program and where it comes from.
@@ -169,7 +169,7 @@ func inputs(t testing.TB) map[string]func() *cel.Input {
 		}
 		out[filepath.Base(f)] = podInput(t, js)
 	}
-	gold := policy.NamespaceOf("shop", map[string]string{"tier": "gold"})
+	gold := namespaces.Of("shop", map[string]string{"tier": "gold"})
 	for name, obj := range map[string]string{
 		"deployment": `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop","labels":{"case":"max"}},"spec":{"replicas":7,"template":{"spec":{"containers":[{"name":"app","image":"registry.example.com/app:latest"}]}}}}`,
 		"configmap":  `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"shop"},"data":{"a":"1","b":"2","Bad_Key":"3","d":"4"}}`,

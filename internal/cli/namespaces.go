@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/tollgate-dev/tollgate/internal/policy"
+	"github.com/tollgate-dev/tollgate/internal/namespaces"
 
 	"sigs.k8s.io/yaml"
 
@@ -19,7 +19,7 @@ type namespaceIndex map[string]map[string]string
 
 func (n namespaceIndex) lookup(name string) (*corev1.Namespace, bool) {
 	l, ok := n[name]
-	return policy.NamespaceOf(name, l), ok
+	return namespaces.Of(name, l), ok
 }
 
 // namespaceIndex reads --namespace-labels and --namespaces. lookup adds

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/namespaces"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -23,9 +24,9 @@ func TestApplies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	namespaces := policy.Namespaces(func(name string) (*corev1.Namespace, bool) {
+	namespaces := namespaces.Func(func(name string) (*corev1.Namespace, bool) {
 		labels := map[string]map[string]string{"team-a": {"team": "a"}, "team-b": {"team": "b"}}[name]
-		return policy.NamespaceOf(name, labels), labels != nil
+		return namespaces.Of(name, labels), labels != nil
 	})
 	e := New(set, Options{Namespaces: namespaces})
 	configMap := func(ns string, labels map[string]any) *admission.Request {

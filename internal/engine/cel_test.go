@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/namespaces"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -21,7 +22,7 @@ func celEngine(t *testing.T) *Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(set, Options{Namespaces: func(name string) (*corev1.Namespace, bool) { return policy.NamespaceOf(name, nil), true }})
+	return New(set, Options{Namespaces: func(name string) (*corev1.Namespace, bool) { return namespaces.Of(name, nil), true }})
 }
 
 func request(t *testing.T, op admission.Operation, gvr schema.GroupVersionResource, kind, ns, user string, obj, old map[string]any) *admission.Request {

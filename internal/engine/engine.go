@@ -13,6 +13,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/exception"
 	"github.com/tollgate-dev/tollgate/internal/external"
+	"github.com/tollgate-dev/tollgate/internal/namespaces"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -30,7 +31,7 @@ type Options struct {
 	// kubernetes.io/metadata.name, as the apiserver gives every namespace;
 	// a ValidatingAdmissionPolicy that needs more of it is left to its
 	// failurePolicy (vap.Evaluate).
-	Namespaces policy.Namespaces
+	Namespaces namespaces.Func
 	// External gives ValidatingAdmissionPolicies their params and the
 	// authorizer; a policy that needs one that is missing gets an error.
 	External external.Sources
@@ -46,7 +47,7 @@ type Options struct {
 type Engine struct {
 	set        *policy.Set
 	excluded   sets.Set[string]
-	namespaces policy.Namespaces
+	namespaces namespaces.Func
 	external   external.Sources
 	exceptions *exception.Index
 	// trackedOnly is Options.NoCELFastPath.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/inject"
+	"github.com/tollgate-dev/tollgate/internal/namespaces"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -32,7 +33,7 @@ func (e *Engine) inject(g *policy.Group, req *admission.Request) Evaluation {
 	if pod.OptsOut() { // only then do namespace labels matter
 		ns := e.namespace(req.Namespace)
 		if ns == nil {
-			ns = policy.NamespaceOf(req.Namespace, nil)
+			ns = namespaces.Of(req.Namespace, nil)
 		}
 		params.NamespaceLabels = ns.Labels
 	}

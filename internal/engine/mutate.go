@@ -11,10 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/admissionpolicy"
 	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/jsonpatch"
 	"github.com/tollgate-dev/tollgate/internal/policy"
-	"github.com/tollgate-dev/tollgate/internal/vap"
 )
 
 // mutate runs a group's mutation policies in order, each on the
@@ -37,7 +37,7 @@ func (e *Engine) mutate(ctx context.Context, g *policy.Group, req *admission.Req
 	for _, p := range policies {
 		unmet, err := e.conditions(ctx, p, req, in, doc, len(all) > 0, ns)
 		if unmet != "" {
-			results = append(results, notApplicable(p.Name(), vap.MatchConditionsNotMet(unmet)))
+			results = append(results, notApplicable(p.Name(), admissionpolicy.MatchConditionsNotMet(unmet)))
 			continue
 		}
 		var ops jsonpatch.Patch

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/admissionpolicy"
 	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/labelrule"
 	"github.com/tollgate-dev/tollgate/internal/policy"
@@ -42,7 +43,7 @@ func (e *Engine) validate(ctx context.Context, g *policy.Group, req *admission.R
 		r := Result{Policy: p.Name(), Outcome: Pass}
 		switch {
 		case v.skipped:
-			r = notApplicable(p.Name(), vap.MatchConditionsNotMet(v.unmet))
+			r = notApplicable(p.Name(), admissionpolicy.MatchConditionsNotMet(v.unmet))
 		case v.err != nil && p.Spec.FailurePolicy == policy.Ignore:
 			r.Outcome, r.Message = Error, fmt.Sprintf("could not be evaluated (failurePolicy Ignore): %v", v.err)
 		case v.err != nil:

@@ -27,10 +27,11 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/admissionpolicy"
 	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/external"
+	"github.com/tollgate-dev/tollgate/internal/namespaces"
 	"github.com/tollgate-dev/tollgate/internal/policy"
-	"github.com/tollgate-dev/tollgate/internal/vap"
 )
 
 // Outcome is what a MutatingAdmissionPolicy made of a request.
@@ -39,7 +40,7 @@ type Outcome struct {
 	// matchConditions were true for it; the mutations ran.
 	Matched bool
 	// NotApplied says why the policy did not apply, as the apiserver
-	// decides it (vap.NotMatched, vap.NoBinding, a binding not selecting the
+	// decides it (admissionpolicy.NotMatched, admissionpolicy.NoBinding, a binding not selecting the
 	// request, no param, a false match condition); empty when it applied or
 	// when errors stopped it (Errors).
 	NotApplied string
@@ -69,7 +70,7 @@ var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewSch
 // ext gives the policy its params, collected per binding as the apiserver
 // collects them (every param a selector matches is an invocation of its
 // own), and the authorizer.
-func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespaces policy.Namespaces, ext external.Sources) (Outcome, error) {
+func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespaces namespaces.Func, ext external.Sources) (Outcome, error) {
 	var out Outcome
 	attrs, err := cel.Attributes(req)
 	if err != nil {
@@ -100,7 +101,7 @@ func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespac
 		return out.finish(def, failed), nil
 	}
 	if !matches {
-		out.NotApplied = vap.PolicyMiss(matcher, attrs, matchDef.Spec.MatchConstraints)
+		out.NotApplied = admissionpolicy.PolicyMiss(matcher, attrs, matchDef.Spec.MatchConstraints)
 		return out, nil
 	}
 	if err := ext.ParamKind(def.Spec.ParamKind); err != nil {
@@ -121,7 +122,7 @@ func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespac
 		}
 	}
 	if len(m.Bindings) == 0 {
-		notApplied(vap.NoBinding)
+		notApplied(admissionpolicy.NoBinding)
 	}
 	for _, b := range m.Bindings {
 		matchBinding, labels := b, false
@@ -139,7 +140,7 @@ func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespac
 			continue
 		}
 		if !bm {
-			notApplied(vap.BindingMiss(matcher, attrs, b.Name, b.Spec.MatchResources))
+			notApplied(admissionpolicy.BindingMiss(matcher, attrs, b.Name, b.Spec.MatchResources))
 			continue
 		}
 		params, err := ext.Collect(def.Spec.ParamKind, b.Spec.ParamRef, req.Namespace)
@@ -157,7 +158,7 @@ func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespac
 				continue
 			}
 			if !ok {
-				notApplied(vap.MatchConditionsNotMet(unmet))
+				notApplied(admissionpolicy.MatchConditionsNotMet(unmet))
 				continue
 			}
 			out.Matched = true

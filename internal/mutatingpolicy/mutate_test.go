@@ -12,6 +12,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/external"
+	"github.com/tollgate-dev/tollgate/internal/namespaces"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -100,11 +101,11 @@ func TestMutate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var namespaces policy.Namespaces
+			var known namespaces.Func
 			if tt.known {
-				namespaces = func(name string) (*corev1.Namespace, bool) {
+				known = func(name string) (*corev1.Namespace, bool) {
 					if name == "team-a" {
-						return policy.NamespaceOf(name, map[string]string{"team": "a"}), true
+						return namespaces.Of(name, map[string]string{"team": "a"}), true
 					}
 					return nil, false
 				}
@@ -118,7 +119,7 @@ func TestMutate(t *testing.T) {
 				req.Operation = admission.Update
 				req.SetObjects(req.Object(), req.Object())
 			}
-			out, err := Mutate(context.Background(), m, req, namespaces, external.Sources{})
+			out, err := Mutate(context.Background(), m, req, known, external.Sources{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,7 +3,7 @@ package mutatingpolicy
 import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
-	"github.com/tollgate-dev/tollgate/internal/policy"
+	"github.com/tollgate-dev/tollgate/internal/namespaces"
 )
 
 // errNamespaceLabels is why a policy or binding cannot be evaluated without
@@ -23,7 +23,7 @@ func byName[T any](obj *T, m *admissionregistrationv1.MatchResources, set func(*
 	if m == nil {
 		return obj, false
 	}
-	names, labels := policy.NamesPart(m.NamespaceSelector)
+	names, labels := namespaces.NamesPart(m.NamespaceSelector)
 	if !labels {
 		return obj, false
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/manifest"
+	"github.com/tollgate-dev/tollgate/internal/namespaces"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -68,7 +69,7 @@ func benchEngine(t testing.TB) *engine.Engine {
 		if _, err := fmt.Sscanf(ns, "ns-%d", &i); err != nil || i > 3 {
 			return nil, false
 		}
-		return policy.NamespaceOf(ns, map[string]string{fmt.Sprintf("inject-%d", i): "enabled"}), true
+		return namespaces.Of(ns, map[string]string{fmt.Sprintf("inject-%d", i): "enabled"}), true
 	}})
 }
 

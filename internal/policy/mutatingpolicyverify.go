@@ -15,7 +15,7 @@ func verifyMAP(m *admissionregistrationv1.MutatingAdmissionPolicy) field.ErrorLi
 	spec := field.NewPath("spec")
 	s := &m.Spec
 	errs = append(errs, admissionpolicy.ValidName(m.Name)...)
-	errs = append(errs, validateParamKind(s.ParamKind, spec.Child("paramKind"))...)
+	errs = append(errs, admissionpolicy.ValidateParamKind(s.ParamKind, spec.Child("paramKind"))...)
 	if s.MatchConstraints == nil {
 		errs = append(errs, field.Required(spec.Child("matchConstraints"), ""))
 	} else {
@@ -103,7 +103,7 @@ func verifyMAPBinding(b *admissionregistrationv1.MutatingAdmissionPolicyBinding)
 	if b.Spec.PolicyName == "" {
 		errs = append(errs, field.Required(spec.Child("policyName"), ""))
 	}
-	errs = append(errs, validateParamRef(b.Spec.ParamRef, spec.Child("paramRef"))...)
+	errs = append(errs, admissionpolicy.ValidateParamRef(b.Spec.ParamRef, spec.Child("paramRef"))...)
 	if b.Spec.MatchResources != nil {
 		errs = append(errs, verifyMAPRules(b.Spec.MatchResources, spec.Child("matchResources"), false)...)
 	}

@@ -119,7 +119,7 @@ func decodeVAP(kind string, js []byte) (*Policy, field.ErrorList) {
 		if seen[admissionregistrationv1.Deny] && seen[admissionregistrationv1.Warn] {
 			errs = append(errs, field.Invalid(spec.Child("validationActions"), b.Spec.ValidationActions, "must not contain both Deny and Warn, as the apiserver requires"))
 		}
-		errs = append(errs, validateParamRef(b.Spec.ParamRef, spec.Child("paramRef"))...)
+		errs = append(errs, admissionpolicy.ValidateParamRef(b.Spec.ParamRef, spec.Child("paramRef"))...)
 		return &Policy{Metadata: Metadata{Name: b.Name}, binding: b}, errs
 	}
 	vap := &admissionregistrationv1.ValidatingAdmissionPolicy{}
@@ -139,7 +139,7 @@ func decodeVAP(kind string, js []byte) (*Policy, field.ErrorList) {
 	} else {
 		admissionpolicy.DefaultMatchResources(s.MatchConstraints)
 	}
-	errs = append(errs, validateParamKind(s.ParamKind, spec.Child("paramKind"))...)
+	errs = append(errs, admissionpolicy.ValidateParamKind(s.ParamKind, spec.Child("paramKind"))...)
 	if len(s.Validations) == 0 && len(s.AuditAnnotations) == 0 {
 		errs = append(errs, field.Required(spec.Child("validations"), "validations or auditAnnotations"))
 	}

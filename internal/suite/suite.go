@@ -26,6 +26,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/exception"
 	"github.com/tollgate-dev/tollgate/internal/manifest"
+	"github.com/tollgate-dev/tollgate/internal/namespaces"
 	"github.com/tollgate-dev/tollgate/internal/offline"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
@@ -201,7 +202,7 @@ func (s *Suite) Run(ctx context.Context) ([]Check, error) {
 	}
 	eng := engine.New(set, engine.Options{Namespaces: func(ns string) (*corev1.Namespace, bool) {
 		l, ok := s.Namespaces[ns]
-		n := policy.NamespaceOf(ns, l)
+		n := namespaces.Of(ns, l)
 		if s.kyverno != nil {
 			n.Annotations = s.kyverno.annotations[ns]
 		}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
+	"github.com/tollgate-dev/tollgate/internal/admissionpolicy"
 	"github.com/tollgate-dev/tollgate/internal/kyverno"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
@@ -220,12 +221,12 @@ func (e *evaluation) kyvernoConditionsMet(ctx context.Context, n *policy.VAP, in
 	unmet, errs := decideConditions(c.Validate(ctx, in.resource, in.va, params, in.ns, in.authz), exprs)
 	switch {
 	case unmet >= 0:
-		e.notApplied(MatchConditionsNotMet(c.Names[unmet]))
+		e.notApplied(admissionpolicy.MatchConditionsNotMet(c.Names[unmet]))
 		return false
 	case len(errs) == 0:
 		return true
 	case *e.def.Spec.FailurePolicy == admissionregistrationv1.Ignore:
-		e.notApplied(MatchConditionsNotMet(c.Names[0]) + " (failurePolicy Ignore: " + errs[0] + ")")
+		e.notApplied(admissionpolicy.MatchConditionsNotMet(c.Names[0]) + " (failurePolicy Ignore: " + errs[0] + ")")
 		return false
 	}
 	e.kyvernoError(n, errors.New(strings.Join(errs, "; ")))

@@ -26,9 +26,11 @@ import (
 	listersv1 "k8s.io/client-go/listers/core/v1"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/admissionpolicy"
 	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/external"
 	"github.com/tollgate-dev/tollgate/internal/kyverno"
+	"github.com/tollgate-dev/tollgate/internal/namespaces"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -82,7 +84,7 @@ var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewSch
 // applied (a binding's webhook entry) are left out of n by the caller. ext
 // gives the policy's params and the authorizer. A Kyverno policy's
 // PolicyExceptions apply if in force at now.
-func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namespaces policy.Namespaces, ext external.Sources, now time.Time) (Outcome, error) {
+func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namespaces namespaces.Func, ext external.Sources, now time.Time) (Outcome, error) {
 	out, err := evaluate(ctx, n, req, namespaces, ext, now)
 	if err != nil || out.Matched || out.NotApplied == "" {
 		return out, err
@@ -97,7 +99,7 @@ func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 	return out, nil
 }
 
-func evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namespaces policy.Namespaces, ext external.Sources, now time.Time) (Outcome, error) {
+func evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namespaces namespaces.Func, ext external.Sources, now time.Time) (Outcome, error) {
 	n, err := n.ForStore(ext.References)
 	if err != nil {
 		return Outcome{}, err
@@ -126,7 +128,7 @@ func evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 		return e.finish(), nil
 	}
 	if !matches {
-		e.out.NotApplied = PolicyMiss(matcher, attrs, def.Spec.MatchConstraints)
+		e.out.NotApplied = admissionpolicy.PolicyMiss(matcher, attrs, def.Spec.MatchConstraints)
 		return e.out, nil
 	}
 	e.out.Matched = true
@@ -161,7 +163,7 @@ func evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 		e.messages = in.messages(ctx, n, exceptions)
 	}
 	if len(n.Bindings) == 0 {
-		e.notApplied(NoBinding)
+		e.notApplied(admissionpolicy.NoBinding)
 	}
 	for _, b := range n.Bindings {
 		nsLister.prepare(b.Spec.MatchResources)
@@ -171,7 +173,7 @@ func evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 			continue
 		}
 		if !bm {
-			e.notApplied(BindingMiss(matcher, attrs, b.Name, b.Spec.MatchResources))
+			e.notApplied(admissionpolicy.BindingMiss(matcher, attrs, b.Name, b.Spec.MatchResources))
 			continue
 		}
 		params, err := ext.Collect(def.Spec.ParamKind, b.Spec.ParamRef, req.Namespace)
@@ -193,7 +195,7 @@ func evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 			}
 			res := n.Validator.Validate(ctx, resource, va, param, ns, authz)
 			if name, unmet := n.Validator.Unmet(ctx, res, va, param, authz); unmet {
-				e.notApplied(MatchConditionsNotMet(name))
+				e.notApplied(admissionpolicy.MatchConditionsNotMet(name))
 				continue
 			}
 			e.applied = true
@@ -361,7 +363,7 @@ const needNamespace = "run with --kubeconfig or give the Namespace object"
 // lister adapts Namespaces to the NamespaceLister the matcher reads, for
 // one selector at a time.
 type lister struct {
-	namespaces policy.Namespaces
+	namespaces namespaces.Func
 	// namesOnly: the selector reads no label but kubernetes.io/metadata.name,
 	// which every namespace has, known or not.
 	namesOnly bool
@@ -372,7 +374,7 @@ type lister struct {
 // prepare readies the lister for the namespaceSelector of m.
 func (l *lister) prepare(m *admissionregistrationv1.MatchResources) {
 	l.missed = ""
-	l.namesOnly = m == nil || policy.NamesOnly(m.NamespaceSelector)
+	l.namesOnly = m == nil || namespaces.NamesOnly(m.NamespaceSelector)
 }
 
 // unknown is the error for the namespace the last selector missed, if any.
@@ -398,7 +400,7 @@ func (l *lister) Get(name string) (*corev1.Namespace, error) {
 		}
 	}
 	if l.namesOnly {
-		return policy.NamespaceOf(name, nil), nil
+		return namespaces.Of(name, nil), nil
 	}
 	l.missed = name
 	return nil, fmt.Errorf("namespace %q labels unknown", name)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/external"
+	"github.com/tollgate-dev/tollgate/internal/namespaces"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -89,7 +90,7 @@ func deployment(replicas int) func(req map[string]any) {
 	}
 }
 
-func namespaces(labels map[string]map[string]string) policy.Namespaces {
+func knownNamespaces(labels map[string]map[string]string) namespaces.Func {
 	if labels == nil {
 		return nil // no namespace source at all: selectors are the apiserver's
 	}
@@ -98,7 +99,7 @@ func namespaces(labels map[string]map[string]string) policy.Namespaces {
 		if !ok {
 			return nil, false
 		}
-		return policy.NamespaceOf(name, l), true
+		return namespaces.Of(name, l), true
 	}
 }
 
@@ -107,7 +108,7 @@ func namespaces(labels map[string]map[string]string) policy.Namespaces {
 // whose policy has several); elsewhere it is left out.
 func evaluates(t *testing.T, n *policy.VAP, req *admission.Request, ns map[string]map[string]string, want Outcome, bindings bool) {
 	t.Helper()
-	got, err := Evaluate(context.Background(), n, req, namespaces(ns), external.Sources{}, time.Now())
+	got, err := Evaluate(context.Background(), n, req, knownNamespaces(ns), external.Sources{}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tollgate-dev/tollgate/internal/engine"
+	"github.com/tollgate-dev/tollgate/internal/namespaces"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -27,9 +28,9 @@ func Applies(t testing.TB) *engine.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	namespaces := policy.Namespaces(func(name string) (*corev1.Namespace, bool) {
+	namespaces := namespaces.Func(func(name string) (*corev1.Namespace, bool) {
 		labels := map[string]map[string]string{"team-a": {"team": "a"}, "team-b": {"team": "b"}}[name]
-		return policy.NamespaceOf(name, labels), labels != nil
+		return namespaces.Of(name, labels), labels != nil
 	})
 	return engine.New(set, engine.Options{Namespaces: namespaces})
 }

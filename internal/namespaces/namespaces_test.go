@@ -1,4 +1,4 @@
-package policy
+package namespaces
 
 import (
 	"reflect"
@@ -9,15 +9,15 @@ import (
 )
 
 func TestNamespacesLookup(t *testing.T) {
-	known := Namespaces(func(name string) (*corev1.Namespace, bool) {
+	known := Func(func(name string) (*corev1.Namespace, bool) {
 		if name == "team" {
-			return NamespaceOf(name, map[string]string{"env": "prod"}), true
+			return Of(name, map[string]string{"env": "prod"}), true
 		}
 		return nil, false
 	})
 	tests := []struct {
 		name       string
-		namespaces Namespaces
+		namespaces Func
 		ns         string
 		want       map[string]string // nil: no namespace
 	}{

@@ -1,4 +1,4 @@
-package policy
+package namespaces
 
 import (
 	"errors"
@@ -50,9 +50,9 @@ func NamesPart(s *metav1.LabelSelector) (names *metav1.LabelSelector, others boo
 
 // Lister adapts n to the NamespaceLister the apiserver's policy matcher
 // reads.
-func (n Namespaces) Lister() listersv1.NamespaceLister { return nsLister(n) }
+func (n Func) Lister() listersv1.NamespaceLister { return nsLister(n) }
 
-type nsLister Namespaces
+type nsLister Func
 
 func (l nsLister) List(labels.Selector) ([]*corev1.Namespace, error) {
 	return nil, errors.New("not supported")
@@ -62,8 +62,8 @@ func (l nsLister) List(labels.Selector) ([]*corev1.Namespace, error) {
 // namespace tollgate does not know has, as every namespace, the label
 // kubernetes.io/metadata.name.
 func (l nsLister) Get(name string) (*corev1.Namespace, error) {
-	if ns := Namespaces(l).Lookup(name); ns != nil {
+	if ns := Func(l).Lookup(name); ns != nil {
 		return ns, nil
 	}
-	return NamespaceOf(name, nil), nil
+	return Of(name, nil), nil
 }

@@ -1,14 +1,19 @@
-package vap
+package admissionpolicy
 
 import (
 	"fmt"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	k8sadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 )
+
+// objectInterfaces is what the apiserver's matcher asks of a scheme: none
+// is needed, as no request is converted.
+var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewScheme())
 
 // Why an admission policy (validating or mutating) does not apply to a
 // request, in the words reports show.
