@@ -1,8 +1,6 @@
 package mutatingpolicy
 
-// For the tests of package mutatingpolicy_test, which read params offline
-// through internal/offline (it imports this package through the engine).
-var (
-	PodRequest = podRequest
-	Pod        = pod
-)
+// ErrNamespaceLabels is errNamespaceLabels for package mutatingpolicy_test,
+// whose tests load policies through internal/policy (which imports this
+// package).
+const ErrNamespaceLabels = errNamespaceLabels

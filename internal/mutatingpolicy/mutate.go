@@ -1,10 +1,13 @@
-// Package mutatingpolicy runs Kubernetes MutatingAdmissionPolicies as the
-// kube-apiserver does: it matches a request against the policy's
-// matchConstraints and each binding's matchResources with the apiserver's
-// own matcher, evaluates the policy's matchConditions, and applies its
+// Package mutatingpolicy owns Kubernetes' MutatingAdmissionPolicies (MAPs)
+// and their bindings, as the kube-apiserver has them. It reads them
+// (v1, or v1beta1 converted), applies the apiserver's defaults, refuses
+// what the apiserver would not store, and compiles them with the
+// apiserver's own compiler. Mutate runs one on a request: it matches the
+// policy's matchConstraints and each binding's matchResources with the
+// apiserver's matcher, evaluates matchConditions, and applies the
 // mutations in order, once per matching binding, with the apiserver's
-// patchers; errors are handled by the policy's failurePolicy and worded as
-// the apiserver words them.
+// patchers. The policy's failurePolicy handles errors, worded as the
+// apiserver words them.
 package mutatingpolicy
 
 import (
@@ -31,7 +34,6 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/external"
 	"github.com/tollgate-dev/tollgate/internal/namespaces"
-	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
 // Outcome is what a MutatingAdmissionPolicy made of a request.
@@ -40,9 +42,9 @@ type Outcome struct {
 	// matchConditions were true for it; the mutations ran.
 	Matched bool
 	// NotApplied says why the policy did not apply, as the apiserver
-	// decides it (admissionpolicy.NotMatched, admissionpolicy.NoBinding, a binding not selecting the
-	// request, no param, a false match condition); empty when it applied or
-	// when errors stopped it (Errors).
+	// decides it (admissionpolicy.NotMatched, admissionpolicy.NoBinding,
+	// a binding not selecting the request, no param, a false match
+	// condition); empty when it applied or when errors stopped it (Errors).
 	NotApplied string
 	// Object is the object after every mutation, as JSON; set when Changed.
 	Object  []byte
@@ -70,7 +72,7 @@ var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewSch
 // ext gives the policy its params, collected per binding as the apiserver
 // collects them (every param a selector matches is an invocation of its
 // own), and the authorizer.
-func Mutate(ctx context.Context, m *policy.MAP, req *admission.Request, namespaces namespaces.Func, ext external.Sources) (Outcome, error) {
+func Mutate(ctx context.Context, m *Policy, req *admission.Request, namespaces namespaces.Func, ext external.Sources) (Outcome, error) {
 	var out Outcome
 	attrs, err := cel.Attributes(req)
 	if err != nil {

@@ -1,4 +1,4 @@
-package mutatingpolicy
+package mutatingpolicy_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/external"
+	"github.com/tollgate-dev/tollgate/internal/mutatingpolicy"
 	"github.com/tollgate-dev/tollgate/internal/namespaces"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
@@ -37,9 +38,9 @@ func TestMutate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]*policy.MAP{}
+	byName := map[string]*mutatingpolicy.Policy{}
 	// served is the MAP on each policy's first binding webhook path.
-	served := map[string]*policy.MAP{}
+	served := map[string]*mutatingpolicy.Policy{}
 	for _, g := range set.Groups {
 		byName[g.ID] = g.Policies[0].MAP
 		served[g.ID] = g.BindingWebhooks[0].Group.Policies[0].MAP
@@ -81,11 +82,11 @@ func TestMutate(t *testing.T) {
 			want: map[string]string{"metadata.annotations": `{"team":"a"}`}},
 		{name: "binding does not select namespace labels", policy: "team-binding", ns: "team-b", object: pod, known: true, notMatched: true},
 		{name: "binding needs namespace labels tollgate does not have", policy: "team-binding", ns: "team-a", object: pod, errs: 1, notMatched: true,
-			denial: "policy 'team-binding' with binding 'team-binding' denied request: failed to configure binding: " + errNamespaceLabels},
+			denial: "policy 'team-binding' with binding 'team-binding' denied request: failed to configure binding: " + mutatingpolicy.ErrNamespaceLabels},
 		{name: "on the binding's path the apiserver selected the namespace", policy: "team-binding", ns: "team-b", object: pod, served: true,
 			want: map[string]string{"metadata.annotations": `{"team":"a"}`}},
 		{name: "policy namespace selector needs namespace labels tollgate does not have", policy: "team-policy", ns: "team-a", object: pod, errs: 1, notMatched: true,
-			denial: `policy "team-policy" denied request: failed to configure policy: ` + errNamespaceLabels},
+			denial: `policy "team-policy" denied request: failed to configure policy: ` + mutatingpolicy.ErrNamespaceLabels},
 		{name: "policy namespace selector on the binding's path", policy: "team-policy", ns: "team-b", object: pod, served: true,
 			want: map[string]string{"metadata.annotations": `{"team":"a"}`}},
 		{name: "policy namespace selector with namespace labels", policy: "team-policy", ns: "team-b", object: pod, known: true, notMatched: true},
@@ -95,7 +96,7 @@ func TestMutate(t *testing.T) {
 		{name: "without namespace labels, a binding whose rules rule the request out does not apply", policy: "team-named", ns: "team-a",
 			object: pod, update: true, notMatched: true},
 		{name: "without namespace labels, a binding that could select the request is an error", policy: "team-named", ns: "team-a", object: pod, errs: 1, notMatched: true,
-			denial: "policy 'team-named' with binding 'team-named' denied request: failed to configure binding: " + errNamespaceLabels},
+			denial: "policy 'team-named' with binding 'team-named' denied request: failed to configure binding: " + mutatingpolicy.ErrNamespaceLabels},
 		{name: "with namespace labels, the binding selects", policy: "team-named", ns: "team-a", object: pod, known: true,
 			want: map[string]string{"metadata.annotations": `{"team":"a"}`}},
 	}
@@ -119,7 +120,7 @@ func TestMutate(t *testing.T) {
 				req.Operation = admission.Update
 				req.SetObjects(req.Object(), req.Object())
 			}
-			out, err := Mutate(context.Background(), m, req, known, external.Sources{})
+			out, err := mutatingpolicy.Mutate(context.Background(), m, req, known, external.Sources{})
 			if err != nil {
 				t.Fatal(err)
 			}

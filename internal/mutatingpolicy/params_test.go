@@ -26,7 +26,7 @@ func TestParamsAndAuthorizer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]*policy.MAP{}
+	byName := map[string]*mutatingpolicy.Policy{}
 	for _, p := range set.Policies {
 		byName[p.Name()] = p.MAP
 	}
@@ -58,7 +58,7 @@ func TestParamsAndAuthorizer(t *testing.T) {
 			if tc.ext != nil {
 				e = *tc.ext
 			}
-			req := mutatingpolicy.PodRequest(tc.ns, mutatingpolicy.Pod)
+			req := podRequest(tc.ns, pod)
 			req.UserInfo.Username = tc.user
 			out, err := mutatingpolicy.Mutate(ctx, byName[tc.policy], req, nil, e)
 			if err != nil {

@@ -55,7 +55,9 @@ var (
 		},
 		attach: func(target, b *Policy) { target.MAP.Bindings = append(target.MAP.Bindings, b.mapBinding) },
 		webhooks: func(p *Policy) []*BindingWebhook {
-			return bindingWebhooks(p, GroupMAP, p.MAP.Policy.Spec.MatchConstraints, p.MAP.Bindings, mapMatch, p.MAP.selected)
+			return bindingWebhooks(p, GroupMAP, p.MAP.Policy.Spec.MatchConstraints, p.MAP.Bindings, mapMatch, func(served *Policy, bs []*admissionregistrationv1.MutatingAdmissionPolicyBinding) {
+				selectedMAP(p.MAP, served, bs)
+			})
 		},
 	}
 )

@@ -22,6 +22,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/exception"
 	"github.com/tollgate-dev/tollgate/internal/kyverno"
+	"github.com/tollgate-dev/tollgate/internal/mutatingpolicy"
 )
 
 // LoadPath reads a policy file, or every .yaml, .yml and .json file of a
@@ -234,7 +235,7 @@ func kubernetesDecoder(js []byte) (string, func() (*Policy, field.ErrorList)) {
 	if kind, ok := isVAP(js); ok {
 		return kind, func() (*Policy, field.ErrorList) { return decodeVAP(kind, js) }
 	}
-	if kind, version, ok := isMAP(js); ok {
+	if kind, version, ok := mutatingpolicy.Identify(js); ok {
 		return kind, func() (*Policy, field.ErrorList) { return decodeMAP(kind, version, js) }
 	}
 	if kind, version, ok := kyverno.Identify(js); ok {

@@ -6,10 +6,12 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tollgate-dev/tollgate/internal/mutatingpolicy"
 )
 
 func TestMAPLoads(t *testing.T) {
-	var loaded []*MAP
+	var loaded []*mutatingpolicy.Policy
 	for _, file := range []string{"v1.yaml", "v1beta1.yaml"} {
 		set, err := LoadPath(filepath.Join("testdata", "map", file))
 		if err != nil {

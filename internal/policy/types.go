@@ -5,6 +5,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tollgate-dev/tollgate/internal/mutatingpolicy"
 	"github.com/tollgate-dev/tollgate/internal/references"
 )
 
@@ -39,7 +40,7 @@ type Policy struct {
 	// binding is a ValidatingAdmissionPolicyBinding until NewSet attaches it.
 	binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
 	// MAP is set for a Kubernetes MutatingAdmissionPolicy (mutatingpolicy.go).
-	MAP *MAP
+	MAP *mutatingpolicy.Policy
 	// mapBinding is a MutatingAdmissionPolicyBinding until NewSet attaches it.
 	mapBinding *admissionregistrationv1.MutatingAdmissionPolicyBinding
 }

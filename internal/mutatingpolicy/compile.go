@@ -1,4 +1,4 @@
-package cel
+package mutatingpolicy
 
 import (
 	"context"
@@ -22,19 +22,19 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 )
 
-// MAP is a compiled MutatingAdmissionPolicy: its match conditions and one
+// Compiled is a MutatingAdmissionPolicy compiled: its match conditions and one
 // patcher per mutation, in order, as the apiserver compiles them.
-type MAP struct {
+type Compiled struct {
 	compiler *plugincel.CompositedCompiler
 	matcher  matchconditions.Matcher
 	patchers []patch.Patcher
 }
 
-// CompileMAP compiles a MutatingAdmissionPolicy as the apiserver's
+// Compile compiles a MutatingAdmissionPolicy as the apiserver's
 // mutating plugin does (stored-expression environment, authorizer declared,
 // patch types for mutations), reporting every expression that does not
 // compile with its field path.
-func CompileMAP(p *admissionregistrationv1.MutatingAdmissionPolicy) (*MAP, field.ErrorList) {
+func Compile(p *admissionregistrationv1.MutatingAdmissionPolicy) (*Compiled, field.ErrorList) {
 	spec := field.NewPath("spec")
 	compiler, err := plugincel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
 	if err != nil {
@@ -48,7 +48,7 @@ func CompileMAP(p *admissionregistrationv1.MutatingAdmissionPolicy) (*MAP, field
 			errs = append(errs, field.Invalid(spec.Child("variables").Index(i).Child("expression"), v.Expression, res.Error.Detail))
 		}
 	}
-	out := &MAP{compiler: compiler}
+	out := &Compiled{compiler: compiler}
 	if n := len(p.Spec.MatchConditions); n > 0 {
 		acc := make([]plugincel.ExpressionAccessor, n)
 		for i := range p.Spec.MatchConditions {
@@ -89,7 +89,7 @@ func CompileMAP(p *admissionregistrationv1.MutatingAdmissionPolicy) (*MAP, field
 // MatchConditions evaluates the policy's matchConditions; true without any.
 // When one is false, unmet names it. An error is the apiserver's, to be
 // handled by the failure policy.
-func (m *MAP) MatchConditions(ctx context.Context, va *k8sadmission.VersionedAttributes, param runtime.Object, authz authorizer.UnconditionalAuthorizer) (ok bool, unmet string, err error) {
+func (m *Compiled) MatchConditions(ctx context.Context, va *k8sadmission.VersionedAttributes, param runtime.Object, authz authorizer.UnconditionalAuthorizer) (ok bool, unmet string, err error) {
 	if m.matcher == nil {
 		return true, "", nil
 	}
@@ -105,7 +105,7 @@ func (m *MAP) MatchConditions(ctx context.Context, va *k8sadmission.VersionedAtt
 // next one runs on the object as it was.
 // param is the binding's param (nil without paramKind) and authz the
 // request's authorizer, bound to the variables params and authorizer.
-func (m *MAP) Mutate(ctx context.Context, matched schema.GroupVersionResource, va *k8sadmission.VersionedAttributes, ns *corev1.Namespace, param runtime.Object, authz authorizer.UnconditionalAuthorizer) []error {
+func (m *Compiled) Mutate(ctx context.Context, matched schema.GroupVersionResource, va *k8sadmission.VersionedAttributes, ns *corev1.Namespace, param runtime.Object, authz authorizer.UnconditionalAuthorizer) []error {
 	ctx = m.compiler.CreateContext(ctx)
 	var errs []error
 	for _, pt := range m.patchers {

@@ -1,4 +1,4 @@
-package policy
+package mutatingpolicy
 
 import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -8,9 +8,9 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/admissionpolicy"
 )
 
-// verifyMAP refuses, as the apiserver does, a MutatingAdmissionPolicy it
+// verifyPolicy refuses, as the apiserver does, a MutatingAdmissionPolicy it
 // would not store.
-func verifyMAP(m *admissionregistrationv1.MutatingAdmissionPolicy) field.ErrorList {
+func verifyPolicy(m *admissionregistrationv1.MutatingAdmissionPolicy) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	s := &m.Spec
@@ -19,7 +19,7 @@ func verifyMAP(m *admissionregistrationv1.MutatingAdmissionPolicy) field.ErrorLi
 	if s.MatchConstraints == nil {
 		errs = append(errs, field.Required(spec.Child("matchConstraints"), ""))
 	} else {
-		errs = append(errs, verifyMAPRules(s.MatchConstraints, spec.Child("matchConstraints"), true)...)
+		errs = append(errs, verifyRules(s.MatchConstraints, spec.Child("matchConstraints"), true)...)
 	}
 	if len(s.Mutations) == 0 {
 		errs = append(errs, field.Required(spec.Child("mutations"), "mutations must contain at least one item"))
@@ -95,8 +95,8 @@ func verifyNamed(path *field.Path, list []admissionregistrationv1.Variable, miss
 	return errs
 }
 
-// verifyMAPBinding refuses a binding the apiserver would not store.
-func verifyMAPBinding(b *admissionregistrationv1.MutatingAdmissionPolicyBinding) field.ErrorList {
+// verifyBinding refuses a binding the apiserver would not store.
+func verifyBinding(b *admissionregistrationv1.MutatingAdmissionPolicyBinding) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	errs = append(errs, admissionpolicy.ValidName(b.Name)...)
@@ -105,7 +105,7 @@ func verifyMAPBinding(b *admissionregistrationv1.MutatingAdmissionPolicyBinding)
 	}
 	errs = append(errs, admissionpolicy.ValidateParamRef(b.Spec.ParamRef, spec.Child("paramRef"))...)
 	if b.Spec.MatchResources != nil {
-		errs = append(errs, verifyMAPRules(b.Spec.MatchResources, spec.Child("matchResources"), false)...)
+		errs = append(errs, verifyRules(b.Spec.MatchResources, spec.Child("matchResources"), false)...)
 	}
 	return errs
 }
@@ -113,9 +113,9 @@ func verifyMAPBinding(b *admissionregistrationv1.MutatingAdmissionPolicyBinding)
 // mutatingOperations are the operations a MutatingAdmissionPolicy may match.
 var mutatingOperations = []string{"*", "CONNECT", "CREATE", "UPDATE"}
 
-// verifyMAPRules checks resource rules: required in a policy's
+// verifyRules checks resource rules: required in a policy's
 // matchConstraints, and never DELETE, which has no object to mutate.
-func verifyMAPRules(m *admissionregistrationv1.MatchResources, path *field.Path, required bool) field.ErrorList {
+func verifyRules(m *admissionregistrationv1.MatchResources, path *field.Path, required bool) field.ErrorList {
 	var errs field.ErrorList
 	if required && len(m.ResourceRules) == 0 {
 		errs = append(errs, field.Required(path.Child("resourceRules"), ""))
