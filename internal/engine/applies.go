@@ -18,7 +18,7 @@ import (
 //     namespaces, tollgate's own, --exclude-namespaces), as at admission;
 //   - tollgate policies: Engine.matching (resources, operations, selectors),
 //     then their conditions (validate.go, mutate.go);
-//   - ValidatingAdmissionPolicies: vap.Evaluate (matchConstraints, a
+//   - ValidatingAdmissionPolicies: validatingpolicy.Evaluate (matchConstraints, a
 //     binding selecting the request, a param, matchConditions), read by
 //     validateVAP;
 //   - MutatingAdmissionPolicies: mutatingpolicy.Mutate, read by mutateMAP.

@@ -30,7 +30,7 @@ type Options struct {
 	// calling a webhook. A namespace it does not know has only the label
 	// kubernetes.io/metadata.name, as the apiserver gives every namespace;
 	// a ValidatingAdmissionPolicy that needs more of it is left to its
-	// failurePolicy (vap.Evaluate).
+	// failurePolicy (validatingpolicy.Evaluate).
 	Namespaces namespaces.Func
 	// External gives ValidatingAdmissionPolicies their params and the
 	// authorizer; a policy that needs one that is missing gets an error.

@@ -13,7 +13,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/labelrule"
 	"github.com/tollgate-dev/tollgate/internal/policy"
-	"github.com/tollgate-dev/tollgate/internal/vap"
+	"github.com/tollgate-dev/tollgate/internal/validatingpolicy"
 )
 
 // verdict is what one policy found in one request.
@@ -62,7 +62,7 @@ func (e *Engine) validate(ctx context.Context, g *policy.Group, req *admission.R
 			default:
 				r.Outcome, r.Message = Fail, msg
 				denials = append(denials, msg)
-				code = firstCode(code, vap.StatusCode(v.reason))
+				code = firstCode(code, validatingpolicy.StatusCode(v.reason))
 			}
 		}
 		results = append(results, x.apply(r))

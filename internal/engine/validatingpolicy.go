@@ -6,11 +6,11 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/policy"
-	"github.com/tollgate-dev/tollgate/internal/vap"
+	"github.com/tollgate-dev/tollgate/internal/validatingpolicy"
 )
 
 // validateVAP enforces a group's ValidatingAdmissionPolicy (one per
-// group) as the apiserver would. A policy that does not apply (vap.Outcome
+// group) as the apiserver would. A policy that does not apply (validatingpolicy.Outcome
 // NotApplied) is admitted as the apiserver admits it, and reported as such,
 // never as a pass. stored says the request is a stored object's audit.
 func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admission.Request, stored bool) Evaluation {
@@ -18,7 +18,7 @@ func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admissio
 	if k := p.VAP.Kyverno; k != nil && !k.Admission && !stored {
 		return Evaluation{Response: admission.Allowed(), Results: []Result{notApplicable(p.Name(), "evaluation.admission.enabled is false")}}
 	}
-	out, err := vap.Evaluate(ctx, p.VAP, req, e.namespaces, e.external, e.exceptions.Now())
+	out, err := validatingpolicy.Evaluate(ctx, p.VAP, req, e.namespaces, e.external, e.exceptions.Now())
 	if err != nil {
 		ev := errorAll(g, admission.BadRequest(err))
 		ev.Results[0].Origin = p.Origin()
@@ -79,7 +79,7 @@ func InBackground(g *policy.Group) bool {
 // PolicyExceptions lift whole, worded as Kyverno's engine words it
 // (pkg/cel/policies/vpol/engine/engine.go): skip, or pass when the
 // deciding exception's reportResult says so.
-func kyvernoExempted(p *policy.Policy, out vap.Outcome) Result {
+func kyvernoExempted(p *policy.Policy, out validatingpolicy.Outcome) Result {
 	keys := strings.Join(out.KyvernoExceptions, ", ")
 	r := Result{Policy: p.Name(), Outcome: Skip, Message: "rule is skipped due to policy exception: " + keys, Exception: keys, Origin: p.Origin()}
 	if out.KyvernoResult == "pass" {

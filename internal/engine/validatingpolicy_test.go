@@ -13,7 +13,7 @@ import (
 // and the result says why; on a binding's webhook path the apiserver's
 // selection stands.
 func TestValidateVAPUndecided(t *testing.T) {
-	set, err := policy.LoadPath("../vap/testdata/policies.yaml")
+	set, err := policy.LoadPath("../validatingpolicy/testdata/policies.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@
 // A policy is compiled as a ValidatingAdmissionPolicy with its binding
 // inline, so that the apiserver's code compiles and matches it. Package
 // policy holds it among the other policies and joins Kyverno's
-// PolicyExceptions (read by package exception) to it; package vap
-// evaluates it.
+// PolicyExceptions (read by package exception) to it; package
+// validatingpolicy evaluates it.
 //
 // Comments cite Kyverno's source by path: github.com/kyverno/kyverno at
 // 111e07bb, and github.com/kyverno/api at b27c1100 for the types. The

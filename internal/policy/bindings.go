@@ -41,7 +41,9 @@ var (
 		},
 		attach: func(target, b *Policy) { target.VAP.Bindings = append(target.VAP.Bindings, b.binding) },
 		webhooks: func(p *Policy) []*BindingWebhook {
-			return bindingWebhooks(p, GroupVAP, p.VAP.Policy.Spec.MatchConstraints, p.VAP.Bindings, vapMatch, p.VAP.selected)
+			return bindingWebhooks(p, GroupVAP, p.VAP.Policy.Spec.MatchConstraints, p.VAP.Bindings, vapMatch, func(served *Policy, bs []*admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+				selectedVAP(p.VAP, served, bs)
+			})
 		},
 	}
 	mapBindings = bindingKind{

@@ -13,6 +13,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/cel/analysis"
 	"github.com/tollgate-dev/tollgate/internal/kyverno"
 	"github.com/tollgate-dev/tollgate/internal/references"
+	"github.com/tollgate-dev/tollgate/internal/validatingpolicy"
 )
 
 // decodeKyverno reads a Kyverno policy (kyverno.Decode) as a
@@ -26,8 +27,8 @@ func decodeKyverno(kind, version string, js []byte) (*Policy, field.ErrorList) {
 		}
 		return &Policy{Metadata: Metadata{Name: k.Name}}, errs
 	}
-	vap := func(v kyverno.Variant) *VAP {
-		return &VAP{Policy: v.VAP, Bindings: []*admissionregistrationv1.ValidatingAdmissionPolicyBinding{v.Binding}, Validator: v.Validator,
+	vap := func(v kyverno.Variant) *validatingpolicy.Policy {
+		return &validatingpolicy.Policy{Policy: v.VAP, Bindings: []*admissionregistrationv1.ValidatingAdmissionPolicyBinding{v.Binding}, Validator: v.Validator,
 			Kyverno: k.Info, KyvernoCompiled: v.Compiled}
 	}
 	main := vap(k.Main)

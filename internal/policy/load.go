@@ -23,6 +23,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/exception"
 	"github.com/tollgate-dev/tollgate/internal/kyverno"
 	"github.com/tollgate-dev/tollgate/internal/mutatingpolicy"
+	"github.com/tollgate-dev/tollgate/internal/validatingpolicy"
 )
 
 // LoadPath reads a policy file, or every .yaml, .yml and .json file of a
@@ -232,7 +233,7 @@ func foreign(js []byte) *unstructured.Unstructured {
 // document (a ValidatingAdmissionPolicy, a MutatingAdmissionPolicy or a
 // binding of either, or a Kyverno policy of policies.kyverno.io) and its kind; nil for any other document.
 func kubernetesDecoder(js []byte) (string, func() (*Policy, field.ErrorList)) {
-	if kind, ok := isVAP(js); ok {
+	if kind, ok := validatingpolicy.Identify(js); ok {
 		return kind, func() (*Policy, field.ErrorList) { return decodeVAP(kind, js) }
 	}
 	if kind, version, ok := mutatingpolicy.Identify(js); ok {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/mutatingpolicy"
 	"github.com/tollgate-dev/tollgate/internal/references"
+	"github.com/tollgate-dev/tollgate/internal/validatingpolicy"
 )
 
 // APIVersion and Kind identify a policy document.
@@ -36,7 +37,7 @@ type Policy struct {
 	// compiled holds what load time derived from Spec; see compile.go.
 	compiled compiled
 	// VAP is set for a Kubernetes ValidatingAdmissionPolicy (validatingpolicy.go).
-	VAP *VAP
+	VAP *validatingpolicy.Policy
 	// binding is a ValidatingAdmissionPolicyBinding until NewSet attaches it.
 	binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
 	// MAP is set for a Kubernetes MutatingAdmissionPolicy (mutatingpolicy.go).

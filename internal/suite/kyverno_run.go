@@ -98,7 +98,7 @@ func kyvernoCheck(file string, r kyvernoResult, f *offline.Finding, kinds *manif
 				c.Got, c.Message = res.Outcome, notApplicable+": "+res.Message
 			case strings.HasPrefix(res.Message, "Policy "+res.Policy+" error: "):
 				// A validation or condition that erred, in Kyverno's words
-				// (internal/vap's recordKyverno): Kyverno's test says error.
+				// (internal/validatingpolicy's recordKyverno): Kyverno's test says error.
 				c.Got, c.Message = engine.Error, res.Message
 			case res.Outcome == engine.Warn:
 				// Kyverno's test says fail whatever the validationActions.

@@ -1,10 +1,15 @@
-// Package vap enforces Kubernetes ValidatingAdmissionPolicies as the
-// kube-apiserver does: it matches a request against the policy's
-// matchConstraints and each binding's matchResources with the apiserver's
-// own matcher, evaluates the compiled policy, and turns decisions into a
-// denial, warnings and audit annotations according to each binding's
-// validationActions, with the apiserver's wording.
-package vap
+// Package validatingpolicy owns Kubernetes' ValidatingAdmissionPolicies
+// (VAPs) and their bindings, as the kube-apiserver has them. It reads
+// them, applies the apiserver's defaults and refuses what it would not
+// store (decode.go); internal/cel compiles them with the apiserver's
+// compiler. Evaluate enforces one: it matches a request against the
+// policy's matchConstraints and each binding's matchResources with the
+// apiserver's matcher, evaluates the compiled policy, and turns decisions
+// into a denial, warnings and audit annotations by each binding's
+// validationActions, in the apiserver's words. Kyverno's policies, read
+// as VAPs by internal/kyverno, are decided here as Kyverno decides them
+// (kyverno.go).
+package validatingpolicy
 
 import (
 	"context"
@@ -31,7 +36,6 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/external"
 	"github.com/tollgate-dev/tollgate/internal/kyverno"
 	"github.com/tollgate-dev/tollgate/internal/namespaces"
-	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
 // Outcome is what a ValidatingAdmissionPolicy made of a request.
@@ -84,7 +88,7 @@ var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewSch
 // applied (a binding's webhook entry) are left out of n by the caller. ext
 // gives the policy's params and the authorizer. A Kyverno policy's
 // PolicyExceptions apply if in force at now.
-func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namespaces namespaces.Func, ext external.Sources, now time.Time) (Outcome, error) {
+func Evaluate(ctx context.Context, n *Policy, req *admission.Request, namespaces namespaces.Func, ext external.Sources, now time.Time) (Outcome, error) {
 	out, err := evaluate(ctx, n, req, namespaces, ext, now)
 	if err != nil || out.Matched || out.NotApplied == "" {
 		return out, err
@@ -99,7 +103,7 @@ func Evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namesp
 	return out, nil
 }
 
-func evaluate(ctx context.Context, n *policy.VAP, req *admission.Request, namespaces namespaces.Func, ext external.Sources, now time.Time) (Outcome, error) {
+func evaluate(ctx context.Context, n *Policy, req *admission.Request, namespaces namespaces.Func, ext external.Sources, now time.Time) (Outcome, error) {
 	n, err := n.ForStore(ext.References)
 	if err != nil {
 		return Outcome{}, err

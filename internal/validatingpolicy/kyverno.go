@@ -1,4 +1,4 @@
-package vap
+package validatingpolicy
 
 import (
 	"context"
@@ -19,7 +19,6 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/admissionpolicy"
 	"github.com/tollgate-dev/tollgate/internal/kyverno"
-	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
 // recordKyverno acts on a Kyverno policy's validation result as Kyverno
@@ -77,7 +76,7 @@ func (e *evaluation) kyvernoMessage(i int) string {
 // messages words failing validation i of a Kyverno policy that has a
 // messageExpression, for this request, with the exceptions variable as the
 // policy's param (kyverno.Message).
-func (in kyvernoInput) messages(ctx context.Context, n *policy.VAP, params runtime.Object) func(i int) string {
+func (in kyvernoInput) messages(ctx context.Context, n *Policy, params runtime.Object) func(i int) string {
 	return func(i int) string {
 		m := n.KyvernoCompiled.Messages
 		if i >= len(m) || m[i] == nil {
@@ -110,7 +109,7 @@ func kyvernoCause(def *admissionregistrationv1.ValidatingAdmissionPolicy, i int,
 // their images and allowedValues. A condition's error is the policy's error
 // (under failurePolicy Fail; Ignore: the exception does not apply), unless
 // an exception already lifted it whole.
-func (e *evaluation) kyvernoExceptions(ctx context.Context, n *policy.VAP, in kyvernoInput) (params runtime.Object, whole bool) {
+func (e *evaluation) kyvernoExceptions(ctx context.Context, n *Policy, in kyvernoInput) (params runtime.Object, whole bool) {
 	if len(n.Kyverno.Exceptions) == 0 {
 		return noExceptions, false
 	}
@@ -205,7 +204,7 @@ func (e *evaluation) conditionsHold(ctx context.Context, x *kyverno.Exception, i
 // exceptions variable): false when one is false or, under failurePolicy
 // Ignore, errs, recorded as not applying; an error under Fail is the
 // policy's error.
-func (e *evaluation) kyvernoConditionsMet(ctx context.Context, n *policy.VAP, in kyvernoInput, params runtime.Object) bool {
+func (e *evaluation) kyvernoConditionsMet(ctx context.Context, n *Policy, in kyvernoInput, params runtime.Object) bool {
 	c := n.KyvernoCompiled.Conditions
 	if c == nil {
 		return true
@@ -255,7 +254,7 @@ func decideConditions(res validating.ValidateResult, exprs []string) (unmet int,
 // kyvernoError is a Kyverno policy's error before its validations ran,
 // acted on by its validationActions in Kyverno's words ("failed to load
 // context", Kyverno's engine's words for an exception's error).
-func (e *evaluation) kyvernoError(n *policy.VAP, err error) {
+func (e *evaluation) kyvernoError(n *Policy, err error) {
 	b := n.Bindings[0]
 	e.decidedBy(b)
 	e.applied = true

@@ -1,4 +1,4 @@
-package vap
+package validatingpolicy
 
 import "testing"
 
