@@ -214,8 +214,8 @@ func compile(spec Spec, path *field.Path) (*Program, validating.Validator, field
 	return p, validator, nil
 }
 
-// Outcome is what a program made of an input.
-type Outcome struct {
+// Verdict is what a program made of an input.
+type Verdict struct {
 	// Skipped: a condition was false; Unmet names it.
 	Skipped bool
 	Unmet   string
@@ -243,15 +243,15 @@ type RuleError struct {
 }
 
 // Evaluate runs the program. It never panics on a hostile object: errors
-// and the cost budget are reported in Outcome.Err.
-func (p *Program) Evaluate(ctx context.Context, in *Input) Outcome {
+// and the cost budget are reported in Verdict.Err.
+func (p *Program) Evaluate(ctx context.Context, in *Input) Verdict {
 	return p.evaluate(ctx, in, p.validate)
 }
 
 // EvaluateTracked is Evaluate by the apiserver's own validator
 // (validator.Validate, compiled on first use): what the tests
 // hold Evaluate to.
-func (p *Program) EvaluateTracked(ctx context.Context, in *Input) Outcome {
+func (p *Program) EvaluateTracked(ctx context.Context, in *Input) Verdict {
 	p.apiserver.once.Do(func() { _, p.apiserver.validator, _ = compile(p.spec, p.path) })
 	return p.evaluate(ctx, in, func(ctx context.Context, in *Input) []validating.PolicyDecision {
 		return p.apiserver.validator.Validate(ctx, in.Resource, in.versioned(), nil, in.NamespaceObject, celconfig.RuntimeCELCostBudget, nil).Decisions
@@ -259,25 +259,25 @@ func (p *Program) EvaluateTracked(ctx context.Context, in *Input) Outcome {
 }
 
 // evaluate runs the conditions, then decide.
-func (p *Program) evaluate(ctx context.Context, in *Input, decide func(context.Context, *Input) []validating.PolicyDecision) Outcome {
+func (p *Program) evaluate(ctx context.Context, in *Input, decide func(context.Context, *Input) []validating.PolicyDecision) Verdict {
 	if p.conditions != nil {
 		m := p.conditions.Match(ctx, in.versioned(), nil, nil)
 		if m.Error != nil {
-			return Outcome{Err: fmt.Errorf("condition %s: %w", m.FailedConditionName, m.Error)}
+			return Verdict{Err: fmt.Errorf("condition %s: %w", m.FailedConditionName, m.Error)}
 		}
 		if !m.Matches {
-			return Outcome{Skipped: true, Unmet: m.FailedConditionName}
+			return Verdict{Skipped: true, Unmet: m.FailedConditionName}
 		}
 	}
-	return outcomeOf(decide(ctx, in), len(p.spec.Validations))
+	return verdictOf(decide(ctx, in), len(p.spec.Validations))
 }
 
-// outcomeOf reads the decisions of a program's rules. There is one per
+// verdictOf reads the decisions of a program's rules. There is one per
 // rule, unless the policy as a whole could not be evaluated (its
 // activation, or the cost budget before the rules ran): then a single
 // error, which is no rule's and which no rule's exemption may drop.
-func outcomeOf(decisions []validating.PolicyDecision, rules int) Outcome {
-	var out Outcome
+func verdictOf(decisions []validating.PolicyDecision, rules int) Verdict {
+	var out Verdict
 	perRule := len(decisions) == rules
 	for i, d := range decisions {
 		switch {

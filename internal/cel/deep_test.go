@@ -83,7 +83,7 @@ func TestDeepObjects(t *testing.T) {
 			t.Errorf("%d levels: the validator says %+v, want two denials and one error", levels, want)
 		}
 		for way, in := range map[string]*cel.Input{"from JSON": fromJSON, "TrackedOnly": only} {
-			if got := p.Evaluate(context.Background(), in); !sameOutcome(got, want) {
+			if got := p.Evaluate(context.Background(), in); !sameVerdict(got, want) {
 				t.Errorf("%d levels, %s:\n got  %+v\n want %+v", levels, way, got, want)
 			}
 		}

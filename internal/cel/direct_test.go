@@ -82,7 +82,7 @@ func TestDirectManyVariables(t *testing.T) {
 			t.Fatal(name, errs)
 		}
 		got, want := p.Evaluate(context.Background(), fastInput(in())), p.EvaluateTracked(context.Background(), trackedInput(in()))
-		if !sameOutcome(got, want) {
+		if !sameVerdict(got, want) {
 			t.Errorf("%s:\n got  %+v\n want %+v", name, got, want)
 		}
 	}

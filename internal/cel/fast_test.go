@@ -190,7 +190,7 @@ func TestNoBoundBudget(t *testing.T) {
 	p.Count()
 	in := podInput(t, js)
 	got, want := p.Evaluate(context.Background(), in()), p.EvaluateTracked(context.Background(), in())
-	if !sameOutcome(got, want) {
+	if !sameVerdict(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
 	if want.Err == nil || !strings.Contains(want.Err.Error(), "cost") {
@@ -278,7 +278,7 @@ func TestGuardedReceiver(t *testing.T) {
 			fast := in()
 			fast.ObjectJSON = js
 			got, want := p.Evaluate(context.Background(), fast), p.EvaluateTracked(context.Background(), in())
-			if !sameOutcome(got, want) {
+			if !sameVerdict(got, want) {
 				t.Errorf("%d on %s: got  %+v\nwant %+v", i, c.name, got, want)
 			}
 			if took := p.FastAdmits() > before; took != c.fast {
@@ -326,7 +326,7 @@ func TestTrackedOnly(t *testing.T) {
 		if p.p.FastAdmits() != before {
 			t.Errorf("%s: the fast path decided a TrackedOnly input", p.name)
 		}
-		if want := p.p.Evaluate(context.Background(), fastInput(in())); !sameOutcome(got, want) {
+		if want := p.p.Evaluate(context.Background(), fastInput(in())); !sameVerdict(got, want) {
 			t.Errorf("%s: tracked %+v, fast %+v", p.name, got, want)
 		}
 	}

@@ -59,7 +59,7 @@ func TestMessagesAsReference(t *testing.T) {
 		only := fastInput(in())
 		only.TrackedOnly = true
 		for way, in := range map[string]*cel.Input{"from JSON": fastInput(in()), "TrackedOnly": only} {
-			if got := p.Evaluate(context.Background(), in); !sameOutcome(got, want) {
+			if got := p.Evaluate(context.Background(), in); !sameVerdict(got, want) {
 				t.Errorf("%s, %s:\n got  %v\n want %v", c.Rule, way, got.Err, want.Err)
 			}
 		}

@@ -235,7 +235,7 @@ func compare(t *testing.T, programs []named, name string, in func() *cel.Input) 
 	for _, p := range programs {
 		got := p.p.Evaluate(context.Background(), fast)
 		want := p.p.EvaluateTracked(context.Background(), ref)
-		if !sameOutcome(got, want) {
+		if !sameVerdict(got, want) {
 			t.Errorf("%s on %s:\n got  %+v\n want %+v", p.name, name, got, want)
 		}
 		if len(want.Violations) > 0 {
@@ -291,7 +291,7 @@ func trackedInput(in *cel.Input) *cel.Input {
 	return in
 }
 
-func sameOutcome(a, b cel.Outcome) bool {
+func sameVerdict(a, b cel.Verdict) bool {
 	if (a.Err == nil) != (b.Err == nil) || (a.Err != nil && a.Err.Error() != b.Err.Error()) {
 		return false
 	}
@@ -341,7 +341,7 @@ func TestBudgetAsReference(t *testing.T) {
 			continue
 		}
 		got, want := p.p.Evaluate(context.Background(), fastInput(in())), p.p.EvaluateTracked(context.Background(), trackedInput(in()))
-		if !sameOutcome(got, want) {
+		if !sameVerdict(got, want) {
 			t.Errorf("%s:\n got  %+v\n want %+v", p.name, got, want)
 		}
 		if want.Err == nil {

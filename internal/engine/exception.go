@@ -61,8 +61,8 @@ func (x *ruleExemption) exempts(name string) bool {
 	return true
 }
 
-// celOutcome drops from out the violations and errors of lifted rules.
-func (x *ruleExemption) celOutcome(p *policy.Policy, out cel.Outcome) cel.Outcome {
+// celVerdict drops from out the violations and errors of lifted rules.
+func (x *ruleExemption) celVerdict(p *policy.Policy, out cel.Verdict) cel.Verdict {
 	if x == nil {
 		return out
 	}

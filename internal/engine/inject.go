@@ -38,7 +38,7 @@ func (e *Engine) inject(g *policy.Group, req *admission.Request) Evaluation {
 		params.NamespaceLabels = ns.Labels
 	}
 	res := inject.Inject(params)
-	for _, o := range res.Outcomes {
+	for _, o := range res.Effects {
 		r := Result{Policy: o.Policy, Outcome: Pass, Message: o.Message}
 		switch {
 		case o.State == inject.OptedOut:

@@ -14,7 +14,7 @@ import (
 // apiserver would, and answers with the JSON Patch from the object as
 // received to the object as the policy left it. The patch is applied here
 // first, so a patch the apiserver could not apply is never sent. A policy
-// that does not apply (mutatingpolicy.Outcome NotApplied) is reported as
+// that does not apply (its Mutation's NotApplied) is reported as
 // such, never as a pass.
 func (e *Engine) mutateMAP(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
 	p := g.Policies[0]

@@ -29,8 +29,9 @@ type Result struct {
 	// an exception included, is about a policy that applies.
 	NotApplicable bool
 	// Binding names the ValidatingAdmissionPolicyBindings that decided a
-	// VAP's result (validatingpolicy.Outcome.Bindings), comma-separated; Origin is where
-	// a VAP came from (policy.Policy.Origin). Both empty for other policies.
+	// VAP's result (validatingpolicy.Decision.Bindings), comma-separated.
+	// Origin is where a VAP came from (policy.Policy.Origin). Both are
+	// empty for other policies.
 	Binding, Origin string
 }
 

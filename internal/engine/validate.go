@@ -103,7 +103,7 @@ func (e *Engine) judge(ctx context.Context, p *policy.Policy, req *admission.Req
 		}
 		ci.TrackedOnly = e.trackedOnly
 		ci.References = e.external.References
-		out := x.celOutcome(p, prog.Evaluate(ctx, ci))
+		out := x.celVerdict(p, prog.Evaluate(ctx, ci))
 		switch {
 		case out.Err != nil:
 			return subject, verdict{err: out.Err}

@@ -10,9 +10,10 @@ import (
 )
 
 // validateVAP enforces a group's ValidatingAdmissionPolicy (one per
-// group) as the apiserver would. A policy that does not apply (validatingpolicy.Outcome
-// NotApplied) is admitted as the apiserver admits it, and reported as such,
-// never as a pass. stored says the request is a stored object's audit.
+// group) as the apiserver would. A policy that does not apply (its
+// Decision's NotApplied) is admitted as the apiserver admits it. It is
+// reported as such, never as a pass. stored says the request is a stored
+// object's audit.
 func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admission.Request, stored bool) Evaluation {
 	p := g.Policies[0]
 	if k := p.VAP.Kyverno; k != nil && !k.Admission && !stored {
@@ -79,7 +80,7 @@ func InBackground(g *policy.Group) bool {
 // PolicyExceptions lift whole, worded as Kyverno's engine words it
 // (pkg/cel/policies/vpol/engine/engine.go): skip, or pass when the
 // deciding exception's reportResult says so.
-func kyvernoExempted(p *policy.Policy, out validatingpolicy.Outcome) Result {
+func kyvernoExempted(p *policy.Policy, out validatingpolicy.Decision) Result {
 	keys := strings.Join(out.KyvernoExceptions, ", ")
 	r := Result{Policy: p.Name(), Outcome: Skip, Message: "rule is skipped due to policy exception: " + keys, Exception: keys, Origin: p.Origin()}
 	if out.KyvernoResult == "pass" {

@@ -25,8 +25,8 @@ type Params struct {
 type Result struct {
 	// Patch applies to the raw object the Pod was decoded from.
 	Patch jsonpatch.Patch
-	// Outcomes say, for each policy, what became of it.
-	Outcomes []Outcome
+	// Effects say, for each policy, what became of it.
+	Effects []Effect
 }
 
 // State is what became of one injection policy.
@@ -46,9 +46,9 @@ const (
 	OptedOut
 )
 
-// Outcome is what became of one policy. Warning, when set, is for the user
+// Effect is what became of one policy. Warning, when set, is for the user
 // who made the request.
-type Outcome struct {
+type Effect struct {
 	Policy  string
 	State   State
 	Message string
@@ -61,7 +61,7 @@ func (r *Result) Applied() []string { return r.names(Applied) }
 // Warnings are the warnings of the outcomes, for the admission response.
 func (r *Result) Warnings() []string {
 	var out []string
-	for _, o := range r.Outcomes {
+	for _, o := range r.Effects {
 		if o.Warning != "" {
 			out = append(out, o.Warning)
 		}
@@ -71,7 +71,7 @@ func (r *Result) Warnings() []string {
 
 func (r *Result) names(s State) []string {
 	var out []string
-	for _, o := range r.Outcomes {
+	for _, o := range r.Effects {
 		if o.State == s {
 			out = append(out, o.Policy)
 		}
@@ -106,20 +106,20 @@ func Inject(p Params) Result {
 		var warning string
 		if optOut {
 			if pol.AllowsOptOut(p.NamespaceLabels) {
-				res.Outcomes = append(res.Outcomes, Outcome{Policy: pol.Name(), State: OptedOut, Message: "the pod opts out with " + OptOutAnnotation})
+				res.Effects = append(res.Effects, Effect{Policy: pol.Name(), State: OptedOut, Message: "the pod opts out with " + OptOutAnnotation})
 				continue
 			}
 			warning = fmt.Sprintf("tollgate: policy %s does not allow opting out with %s in namespace %s; the pod gets its injection", pol.Name(), OptOutAnnotation, p.Namespace)
 		}
 		if slices.Contains(status, pol.Name()) {
-			res.Outcomes = append(res.Outcomes, Outcome{Policy: pol.Name(), State: Present, Message: "recorded in " + StatusAnnotation})
+			res.Effects = append(res.Effects, Effect{Policy: pol.Name(), State: Present, Message: "recorded in " + StatusAnnotation})
 			continue
 		}
 		in := pol.Injection()
 		missing, clash := pt.missing(in)
 		if clash != "" {
 			msg := fmt.Sprintf("tollgate: policy %s not injected: %s", pol.Name(), clash)
-			res.Outcomes = append(res.Outcomes, Outcome{Policy: pol.Name(), State: Clash, Message: msg, Warning: msg})
+			res.Effects = append(res.Effects, Effect{Policy: pol.Name(), State: Clash, Message: msg, Warning: msg})
 			continue
 		}
 		var added []string
@@ -132,9 +132,9 @@ func Inject(p Params) Result {
 		}
 		recorded = append(recorded, pol.Name())
 		if len(added) > 0 {
-			res.Outcomes = append(res.Outcomes, Outcome{Policy: pol.Name(), State: Applied, Message: "adds " + strings.Join(added, ", "), Warning: warning})
+			res.Effects = append(res.Effects, Effect{Policy: pol.Name(), State: Applied, Message: "adds " + strings.Join(added, ", "), Warning: warning})
 		} else {
-			res.Outcomes = append(res.Outcomes, Outcome{Policy: pol.Name(), State: Present, Message: "the pod already has every item"})
+			res.Effects = append(res.Effects, Effect{Policy: pol.Name(), State: Present, Message: "the pod already has every item"})
 		}
 	}
 	for l, items := range add {

@@ -45,7 +45,7 @@ func TestOptOutRestricted(t *testing.T) {
 				t.Errorf("opted out of %v, want %v", got, tc.optedOut)
 			}
 			var warned []string
-			for _, o := range res.Outcomes {
+			for _, o := range res.Effects {
 				if o.Warning != "" {
 					warned = append(warned, o.Policy)
 				}

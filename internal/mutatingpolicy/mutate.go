@@ -36,8 +36,8 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/namespaces"
 )
 
-// Outcome is what a MutatingAdmissionPolicy made of a request.
-type Outcome struct {
+// Mutation is what a MutatingAdmissionPolicy made of a request.
+type Mutation struct {
 	// Matched: a binding selected the request and the policy's
 	// matchConditions were true for it; the mutations ran.
 	Matched bool
@@ -72,8 +72,8 @@ var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewSch
 // ext gives the policy its params, collected per binding as the apiserver
 // collects them (every param a selector matches is an invocation of its
 // own), and the authorizer.
-func Mutate(ctx context.Context, m *Policy, req *admission.Request, namespaces namespaces.Func, ext external.Sources) (Outcome, error) {
-	var out Outcome
+func Mutate(ctx context.Context, m *Policy, req *admission.Request, namespaces namespaces.Func, ext external.Sources) (Mutation, error) {
+	var out Mutation
 	attrs, err := cel.Attributes(req)
 	if err != nil {
 		return out, err
@@ -192,7 +192,7 @@ type failure struct {
 // finish applies the failure policy: with Fail, the first error refuses
 // the request as the apiserver words it (a 403 whose reason is the
 // error's); with Ignore, errors are only reported.
-func (o Outcome) finish(def *admissionregistrationv1.MutatingAdmissionPolicy, failed []failure) Outcome {
+func (o Mutation) finish(def *admissionregistrationv1.MutatingAdmissionPolicy, failed []failure) Mutation {
 	for _, f := range failed {
 		o.Errors = append(o.Errors, f.message)
 	}

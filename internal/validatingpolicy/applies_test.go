@@ -31,29 +31,29 @@ func TestApplies(t *testing.T) {
 			}
 		}
 	}
-	denied := validatingpolicy.Outcome{Matched: true, Reason: "Invalid", Code: 422, Failures: []string{"no pods"}}
+	denied := validatingpolicy.Decision{Matched: true, Reason: "Invalid", Code: 422, Failures: []string{"no pods"}}
 	for _, tc := range []struct {
 		name, policy string
 		edit         func(map[string]any)
 		namespaces   map[string]map[string]string
-		want         validatingpolicy.Outcome
+		want         validatingpolicy.Decision
 		denial       string // the binding that denies, when want is denied
 		bindings     []string
 	}{
 		{name: "no binding", policy: "unbound", namespaces: teamA,
-			want: validatingpolicy.Outcome{Matched: true, NotApplied: "no binding"}},
+			want: validatingpolicy.Decision{Matched: true, NotApplied: "no binding"}},
 		{name: "binding namespace and object not selected", policy: "bound", edit: relabel("shop", ""), namespaces: teamB,
-			want: validatingpolicy.Outcome{Matched: true, NotApplied: "binding team-a does not select namespace shop; binding canary does not select the object's labels; binding updates does not match the request"}},
+			want: validatingpolicy.Decision{Matched: true, NotApplied: "binding team-a does not select namespace shop; binding canary does not select the object's labels; binding updates does not match the request"}},
 		{name: "selected by namespace", policy: "bound", edit: relabel("shop", ""), namespaces: teamA,
 			want: denied, denial: "team-a", bindings: []string{"team-a"}},
 		{name: "selected by object labels", policy: "bound", edit: relabel("shop", "canary"), namespaces: teamB,
 			want: denied, denial: "canary", bindings: []string{"canary"}},
 		{name: "selected by both", policy: "bound", edit: relabel("shop", "canary"), namespaces: teamA,
-			want: validatingpolicy.Outcome{Matched: true, Reason: "Invalid", Code: 422, Failures: []string{"no pods", "no pods"}}, denial: "team-a", bindings: []string{"team-a", "canary"}},
+			want: validatingpolicy.Decision{Matched: true, Reason: "Invalid", Code: 422, Failures: []string{"no pods", "no pods"}}, denial: "team-a", bindings: []string{"team-a", "canary"}},
 		{name: "match conditions false", policy: "bound", edit: relabel("payments", "canary"), namespaces: teamA,
-			want: validatingpolicy.Outcome{Matched: true, NotApplied: "match conditions not met: not-payments; binding updates does not match the request"}},
+			want: validatingpolicy.Decision{Matched: true, NotApplied: "match conditions not met: not-payments; binding updates does not match the request"}},
 		{name: "the policy does not match", policy: "bound", edit: func(r map[string]any) { r["operation"] = "UPDATE"; r["oldObject"] = r["object"] }, namespaces: teamA,
-			want: validatingpolicy.Outcome{NotApplied: "does not match the request"}},
+			want: validatingpolicy.Decision{NotApplied: "does not match the request"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := tc.want

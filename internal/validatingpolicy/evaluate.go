@@ -38,8 +38,8 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/namespaces"
 )
 
-// Outcome is what a ValidatingAdmissionPolicy made of a request.
-type Outcome struct {
+// Decision is what a ValidatingAdmissionPolicy made of a request.
+type Decision struct {
 	// Matched: the policy's matchConstraints match the request.
 	Matched bool
 	// NotApplied says why the policy did not apply to the request, as the
@@ -88,7 +88,7 @@ var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewSch
 // applied (a binding's webhook entry) are left out of n by the caller. ext
 // gives the policy's params and the authorizer. A Kyverno policy's
 // PolicyExceptions apply if in force at now.
-func Evaluate(ctx context.Context, n *Policy, req *admission.Request, namespaces namespaces.Func, ext external.Sources, now time.Time) (Outcome, error) {
+func Evaluate(ctx context.Context, n *Policy, req *admission.Request, namespaces namespaces.Func, ext external.Sources, now time.Time) (Decision, error) {
 	out, err := evaluate(ctx, n, req, namespaces, ext, now)
 	if err != nil || out.Matched || out.NotApplied == "" {
 		return out, err
@@ -103,14 +103,14 @@ func Evaluate(ctx context.Context, n *Policy, req *admission.Request, namespaces
 	return out, nil
 }
 
-func evaluate(ctx context.Context, n *Policy, req *admission.Request, namespaces namespaces.Func, ext external.Sources, now time.Time) (Outcome, error) {
+func evaluate(ctx context.Context, n *Policy, req *admission.Request, namespaces namespaces.Func, ext external.Sources, now time.Time) (Decision, error) {
 	n, err := n.ForStore(ext.References)
 	if err != nil {
-		return Outcome{}, err
+		return Decision{}, err
 	}
 	attrs, err := cel.Attributes(req)
 	if err != nil {
-		return Outcome{}, err
+		return Decision{}, err
 	}
 	nsLister := &lister{namespaces: namespaces}
 	matcher := generic.NewPolicyMatcher(matching.NewMatcher(nsLister, nil))
@@ -213,7 +213,7 @@ func evaluate(ctx context.Context, n *Policy, req *admission.Request, namespaces
 type evaluation struct {
 	def      *admissionregistrationv1.ValidatingAdmissionPolicy
 	kyverno  *kyverno.Info
-	out      Outcome
+	out      Decision
 	denied   []denial
 	failures []failure
 	audit    map[string]string
@@ -307,7 +307,7 @@ func (e *evaluation) record(b *admissionregistrationv1.ValidatingAdmissionPolicy
 }
 
 // finish adds the audit annotations and words the first denial.
-func (e *evaluation) finish() Outcome {
+func (e *evaluation) finish() Decision {
 	if len(e.failures) > 0 {
 		v, _ := json.Marshal(e.failures)
 		e.audit["validation.policy.admission.k8s.io/validation_failure"] = string(v)
@@ -339,7 +339,7 @@ type failure struct {
 }
 
 // finish words the first denial as the apiserver does.
-func (o Outcome) finish(def *admissionregistrationv1.ValidatingAdmissionPolicy, denied []denial) Outcome {
+func (o Decision) finish(def *admissionregistrationv1.ValidatingAdmissionPolicy, denied []denial) Decision {
 	if len(denied) == 0 {
 		return o
 	}
