@@ -115,23 +115,14 @@ func (e *Engine) evaluate(ctx context.Context, g *policy.Group, req *admission.R
 	if e.excluded.Has(req.Namespace) {
 		return notApplicableAll(g, "namespace "+req.Namespace+" is exempt")
 	}
-	if g.Kind == policy.GroupVAP {
-		return e.validateVAP(ctx, g, req, stored) // its rules say which subresources it checks
+	k, err := kindOf(g)
+	if err != nil {
+		return errorAll(g, admission.Errored(err))
 	}
-	if g.Kind == policy.GroupMAP {
-		return e.mutateMAP(ctx, g, req) // so do a MutatingAdmissionPolicy's
-	}
-	if req.SubResource != "" {
+	if req.SubResource != "" && !k.subresources {
 		return notApplicableAll(g, "subresource "+req.SubResource+" is not checked")
 	}
-	switch g.Kind {
-	case policy.GroupInjection:
-		return e.inject(g, req)
-	case policy.GroupMutating:
-		return e.mutate(ctx, g, req)
-	default:
-		return e.validate(ctx, g, req)
-	}
+	return k.run(e, ctx, g, req, stored)
 }
 
 // matching splits the group's policies into those that concern the request
