@@ -12,18 +12,13 @@ import (
 	"slices"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/internal/exception"
-	"github.com/tollgate-dev/tollgate/internal/kyverno"
-	"github.com/tollgate-dev/tollgate/internal/mutatingpolicy"
-	"github.com/tollgate-dev/tollgate/internal/validatingpolicy"
 )
 
 // LoadPath reads a policy file, or every .yaml, .yml and .json file of a
@@ -156,7 +151,7 @@ func ParseAll(file string, data []byte) ([]*Policy, []*exception.Exception, []*u
 				objects = append(objects, o)
 				continue
 			}
-			if kind, decodeK8s := kubernetesDecoder(js); decodeK8s != nil {
+			if kind, decodeK8s := readerOf(js); decodeK8s != nil {
 				p, errList := decodeK8s()
 				for _, fe := range errList {
 					name := metadataName(js)
@@ -208,41 +203,6 @@ func exceptionDecoder(js []byte) func([]byte) (*exception.Exception, field.Error
 		return exception.DecodeKyverno
 	}
 	return nil
-}
-
-// foreign returns a document of an API group that is not tollgate's
-// (tollgate.dev, admissionregistration.k8s.io, policies.kyverno.io) as an object; nil for
-// documents that are, or may be, policies.
-func foreign(js []byte) *unstructured.Unstructured {
-	var tm metav1.TypeMeta
-	if json.Unmarshal(js, &tm) != nil || tm.APIVersion == "" || tm.Kind == "" {
-		return nil
-	}
-	gv, err := schema.ParseGroupVersion(tm.APIVersion)
-	if err != nil || gv.Group == "tollgate.dev" || gv.Group == "admissionregistration.k8s.io" || gv.Group == kyverno.Group {
-		return nil
-	}
-	o := &unstructured.Unstructured{}
-	if err := o.UnmarshalJSON(js); err != nil {
-		return nil
-	}
-	return o
-}
-
-// kubernetesDecoder returns the decoder of a Kubernetes admission policy
-// document (a ValidatingAdmissionPolicy, a MutatingAdmissionPolicy or a
-// binding of either, or a Kyverno policy of policies.kyverno.io) and its kind; nil for any other document.
-func kubernetesDecoder(js []byte) (string, func() (*Policy, field.ErrorList)) {
-	if kind, ok := validatingpolicy.Identify(js); ok {
-		return kind, func() (*Policy, field.ErrorList) { return decodeVAP(kind, js) }
-	}
-	if kind, version, ok := mutatingpolicy.Identify(js); ok {
-		return kind, func() (*Policy, field.ErrorList) { return decodeMAP(kind, version, js) }
-	}
-	if kind, version, ok := kyverno.Identify(js); ok {
-		return kind, func() (*Policy, field.ErrorList) { return decodeKyverno(kind, version, js) }
-	}
-	return "", nil
 }
 
 func (s Source) String() string {

@@ -12,7 +12,7 @@ import (
 
 // APIVersion and Kind identify a policy document.
 const (
-	APIVersion = "tollgate.dev/v1alpha1"
+	APIVersion = tollgateGroup + "/v1alpha1"
 	Kind       = "Policy"
 )
 
