@@ -22,9 +22,14 @@ func Attributes(req *admission.Request) (k8sadmission.Attributes, error) {
 	if err != nil {
 		return nil, err
 	}
+	return AttributesWith(req, obj, old), nil
+}
+
+// AttributesWith is the review with obj and old as its objects.
+func AttributesWith(req *admission.Request, obj, old runtime.Object) k8sadmission.Attributes {
 	return k8sadmission.NewAttributesRecord(obj, old, req.Kind, req.Namespace, req.Name, req.Resource, req.SubResource,
 		k8sadmission.Operation(req.Operation), nil, req.DryRun,
-		&user.DefaultInfo{Name: req.UserInfo.Username, UID: req.UserInfo.UID, Groups: req.UserInfo.Groups}), nil
+		&user.DefaultInfo{Name: req.UserInfo.Username, UID: req.UserInfo.UID, Groups: req.UserInfo.Groups})
 }
 
 // ObjectFromJSON decodes an object for CEL as the apiserver does for

@@ -2,28 +2,84 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/admissionpolicy"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 	"github.com/tollgate-dev/tollgate/internal/validatingpolicy"
 )
 
-// validateVAP enforces a group's ValidatingAdmissionPolicy (one per
-// group) as the apiserver would. A policy that does not apply (its
-// Decision's NotApplied) is admitted as the apiserver admits it. It is
-// reported as such, never as a pass. stored says the request is a stored
-// object's audit.
+// validateVAP enforces a group's ValidatingAdmissionPolicies as the
+// apiserver would: one, or those sharing a binding's webhook entry. Each is
+// decided alone (validatingPolicy). The answer is as the apiserver would
+// make it of one webhook per policy: denied when one denies, with the
+// first denial's words (webhooks run at once, so the apiserver may show
+// any of them); the warnings and audit annotations of all.
 func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admission.Request, stored bool) Evaluation {
-	p := g.Policies[0]
+	rv := admissionpolicy.NewReview(req) // decoded once, for every policy
+	if len(g.Policies) == 1 {
+		return e.validatingPolicy(ctx, g.Policies[0], rv, stored)
+	}
+	out := Evaluation{Response: admission.Allowed()}
+	for _, p := range g.Policies {
+		ev := e.validatingPolicy(ctx, p, rv, stored)
+		out.Results = append(out.Results, ev.Results...)
+		r := ev.Response
+		if !r.Allowed && out.Response.Allowed {
+			out.Response.Allowed, out.Response.Code, out.Response.Reason, out.Response.Message = false, r.Code, r.Reason, r.Message
+		}
+		out.Response.Warnings = append(out.Response.Warnings, r.Warnings...)
+		out.Response.Policies = append(out.Response.Policies, r.Policies...)
+		out.Response.AuditAnnotations = mergeAudit(out.Response.AuditAnnotations, r.AuditAnnotations)
+	}
+	return out
+}
+
+// validationFailure is the apiserver's audit annotation of failed
+// validations: a JSON list, to which each policy adds its own.
+const validationFailure = "validation.policy.admission.k8s.io/validation_failure"
+
+// mergeAudit adds a policy's audit annotations to those of the policies
+// before it. Keys are the policy's own (<policy>/<key>) but for
+// validationFailure, whose lists are joined.
+func mergeAudit(into, add map[string]string) map[string]string {
+	if len(add) == 0 {
+		return into
+	}
+	if into == nil {
+		into = map[string]string{}
+	}
+	for k, v := range add {
+		prev, ok := into[k]
+		if k != validationFailure || !ok {
+			into[k] = v
+			continue
+		}
+		var a, b []json.RawMessage
+		if json.Unmarshal([]byte(prev), &a) != nil || json.Unmarshal([]byte(v), &b) != nil {
+			into[k] = v
+			continue
+		}
+		joined, _ := json.Marshal(append(a, b...))
+		into[k] = string(joined)
+	}
+	return into
+}
+
+// validatingPolicy enforces one ValidatingAdmissionPolicy. A policy
+// that does not apply (its Decision's NotApplied) is admitted as the
+// apiserver admits it. It is reported as such, never as a pass. stored
+// says the request is a stored object's audit.
+func (e *Engine) validatingPolicy(ctx context.Context, p *policy.Policy, rv *admissionpolicy.Review, stored bool) Evaluation {
 	if k := p.VAP.Kyverno; k != nil && !k.Admission && !stored {
 		return Evaluation{Response: admission.Allowed(), Results: []Result{notApplicable(p.Name(), "evaluation.admission.enabled is false")}}
 	}
-	out, err := validatingpolicy.Evaluate(ctx, p.VAP, req, e.namespaces, e.external, e.exceptions.Now())
+	out, err := validatingpolicy.Evaluate(ctx, p.VAP, rv, e.namespaces, e.external, e.exceptions.Now())
 	if err != nil {
-		ev := errorAll(g, admission.BadRequest(err))
-		ev.Results[0].Origin = p.Origin()
-		return ev
+		resp := admission.BadRequest(err)
+		return Evaluation{Response: resp, Results: []Result{{Policy: p.Name(), Outcome: Error, Message: resp.Message, Origin: p.Origin()}}}
 	}
 	resp := admission.Allowed()
 	if out.NotApplied != "" {
@@ -35,7 +91,7 @@ func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admissio
 		return Evaluation{Response: resp, Results: []Result{kyvernoExempted(p, out)}}
 	}
 	if out.Matched {
-		if ex := e.exemption(p.Name(), req, objectLabels(req)).Whole; ex != nil { // a VAP's rules have no names
+		if ex := e.exemption(p.Name(), rv.Request, objectLabels(rv.Request)).Whole; ex != nil { // a VAP's rules have no names
 			r := exempted(p.Name(), ex)
 			r.Origin = p.Origin()
 			return Evaluation{Response: resp, Results: []Result{r}}

@@ -24,8 +24,10 @@ type BindingWebhook struct {
 	// Group answers on the entry's path, /validate/<policy>/<first binding>
 	// (/mutate/ for a MutatingAdmissionPolicy): the policy with these
 	// bindings only, and without the selectors the apiserver has already
-	// applied. Its webhook is named <first binding>.binding.vap.tollgate.dev
-	// (.binding.map. for a MutatingAdmissionPolicy).
+	// applied; then the later ValidatingAdmissionPolicies that share the
+	// entry (sharedwebhooks.go), likewise. Its webhook is named <first
+	// binding>.binding.vap.tollgate.dev (.binding.map. for a
+	// MutatingAdmissionPolicy).
 	Group *Group
 }
 

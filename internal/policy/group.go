@@ -23,7 +23,7 @@ const (
 	GroupValidating GroupType = "validating" // label rules and CEL expressions
 	GroupMutating   GroupType = "mutating"   // labels, annotations and CEL patches
 	GroupInjection  GroupType = "injection"  // containers, volumes, ... into Pods
-	GroupVAP        GroupType = "vap"        // one ValidatingAdmissionPolicy, alone in its group
+	GroupVAP        GroupType = "vap"        // ValidatingAdmissionPolicies: one per group, several on a shared binding webhook
 	GroupMAP        GroupType = "map"        // one MutatingAdmissionPolicy, alone in its group
 )
 
@@ -65,7 +65,9 @@ type Group struct {
 	Policies      []*Policy
 	// BindingWebhooks are a ValidatingAdmissionPolicy's or a
 	// MutatingAdmissionPolicy's webhook entries, one per distinct selectors
-	// of its bindings (bindingwebhook.go). The group's own path is
+	// of its bindings (bindingwebhook.go). An entry of a
+	// ValidatingAdmissionPolicy may serve later policies too, and theirs
+	// then have none (sharedwebhooks.go). The group's own path is
 	// registered with the apiserver for no such policy.
 	BindingWebhooks []*BindingWebhook
 	// webhookName, when set, names the group's webhook instead of its ID.

@@ -61,7 +61,9 @@ func NewSet(policies []*Policy) (*Set, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return &Set{Policies: policies, Groups: groupPolicies(policies)}, nil
+	groups := groupPolicies(policies)
+	shareWebhooks(groups)
+	return &Set{Policies: policies, Groups: groups}, nil
 }
 
 // Names returns the policy names, in load order.

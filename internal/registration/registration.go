@@ -4,6 +4,7 @@
 package registration
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -130,7 +131,7 @@ func Build(set *policy.Set, opts Options) (*admissionregistrationv1.MutatingWebh
 			}
 			def := g.Policies[0].VAP.Policy
 			for _, w := range g.BindingWebhooks {
-				webhooks = append(webhooks, bindingWebhook(g.Policies[0].VAP.MatchConstraints(), *def.Spec.FailurePolicy, w, &opts))
+				webhooks = append(webhooks, bindingWebhook(sharedConstraints(w.Group), *def.Spec.FailurePolicy, w, &opts))
 			}
 		} else {
 			webhooks = append(webhooks, validatingWebhook(g, &opts))
@@ -255,6 +256,30 @@ func objectSelector(m *policy.Match) *metav1.LabelSelector {
 		return &metav1.LabelSelector{}
 	}
 	return m.ObjectSelector.DeepCopy()
+}
+
+// sharedConstraints is the match constraints of the policies a
+// ValidatingAdmissionPolicy binding's webhook entry serves: the first's,
+// with the resource rules of all (the policies share their matchPolicy and
+// selectors; policy.shareWebhooks).
+func sharedConstraints(g *policy.Group) *admissionregistrationv1.MatchResources {
+	mc := g.Policies[0].VAP.MatchConstraints()
+	if len(g.Policies) == 1 {
+		return mc
+	}
+	mc = mc.DeepCopy()
+	seen := map[string]bool{}
+	mc.ResourceRules = nil
+	for _, p := range g.Policies {
+		for _, r := range p.VAP.MatchConstraints().ResourceRules {
+			k, _ := json.Marshal(r.RuleWithOperations)
+			if !seen[string(k)] {
+				seen[string(k)] = true
+				mc.ResourceRules = append(mc.ResourceRules, r)
+			}
+		}
+	}
+	return mc
 }
 
 // bindingWebhook covers the bindings of a ValidatingAdmissionPolicy or a

@@ -32,7 +32,6 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/admissionpolicy"
-	"github.com/tollgate-dev/tollgate/internal/cel"
 	"github.com/tollgate-dev/tollgate/internal/external"
 	"github.com/tollgate-dev/tollgate/internal/kyverno"
 	"github.com/tollgate-dev/tollgate/internal/namespaces"
@@ -88,27 +87,28 @@ var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewSch
 // applied (a binding's webhook entry) are left out of n by the caller. ext
 // gives the policy's params and the authorizer. A Kyverno policy's
 // PolicyExceptions apply if in force at now.
-func Evaluate(ctx context.Context, n *Policy, req *admission.Request, namespaces namespaces.Func, ext external.Sources, now time.Time) (Decision, error) {
-	out, err := evaluate(ctx, n, req, namespaces, ext, now)
+func Evaluate(ctx context.Context, n *Policy, rv *admissionpolicy.Review, namespaces namespaces.Func, ext external.Sources, now time.Time) (Decision, error) {
+	out, err := evaluate(ctx, n, rv, namespaces, ext, now)
 	if err != nil || out.Matched || out.NotApplied == "" {
 		return out, err
 	}
 	// A Kyverno policy's autogen policies match Pod controllers, which the
 	// policy does not: at most one of them matches.
 	for _, a := range n.Autogen {
-		if o, err := evaluate(ctx, a, req, namespaces, ext, now); err != nil || o.Matched || o.NotApplied == "" {
+		if o, err := evaluate(ctx, a, rv, namespaces, ext, now); err != nil || o.Matched || o.NotApplied == "" {
 			return o, err
 		}
 	}
 	return out, nil
 }
 
-func evaluate(ctx context.Context, n *Policy, req *admission.Request, namespaces namespaces.Func, ext external.Sources, now time.Time) (Decision, error) {
+func evaluate(ctx context.Context, n *Policy, rv *admissionpolicy.Review, namespaces namespaces.Func, ext external.Sources, now time.Time) (Decision, error) {
 	n, err := n.ForStore(ext.References)
 	if err != nil {
 		return Decision{}, err
 	}
-	attrs, err := cel.Attributes(req)
+	req := rv.Request
+	attrs, err := rv.MatchAttributes() // the objects' metadata: enough to match
 	if err != nil {
 		return Decision{}, err
 	}
@@ -136,6 +136,10 @@ func evaluate(ctx context.Context, n *Policy, req *admission.Request, namespaces
 		return e.out, nil
 	}
 	e.out.Matched = true
+	whole, err := rv.Attributes()
+	if err != nil {
+		return Decision{}, err
+	}
 	if err := ext.ParamKind(def.Spec.ParamKind); err != nil {
 		e.configError(err, nil)
 		return e.finish(), nil
@@ -154,8 +158,8 @@ func evaluate(ctx context.Context, n *Policy, req *admission.Request, namespaces
 			ns, nsKnown = namespaces(req.Namespace)
 		}
 	}
-	va := &k8sadmission.VersionedAttributes{Attributes: attrs, VersionedKind: kind,
-		VersionedObject: k8sadmission.NewLazyObject(attrs.GetObject()), VersionedOldObject: k8sadmission.NewLazyObject(attrs.GetOldObject())}
+	va := &k8sadmission.VersionedAttributes{Attributes: whole, VersionedKind: kind,
+		VersionedObject: k8sadmission.NewLazyObject(whole.GetObject()), VersionedOldObject: k8sadmission.NewLazyObject(whole.GetOldObject())}
 	var exceptions runtime.Object // a Kyverno policy's exceptions variable, as its param
 	if n.Kyverno != nil && len(n.Bindings) > 0 {
 		var whole bool

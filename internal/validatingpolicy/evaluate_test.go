@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/admissionpolicy"
 	"github.com/tollgate-dev/tollgate/internal/external"
 	"github.com/tollgate-dev/tollgate/internal/namespaces"
 	"github.com/tollgate-dev/tollgate/internal/policy"
@@ -109,7 +110,7 @@ func knownNamespaces(labels map[string]map[string]string) namespaces.Func {
 // whose policy has several); elsewhere it is left out.
 func evaluates(t *testing.T, n *validatingpolicy.Policy, req *admission.Request, ns map[string]map[string]string, want validatingpolicy.Decision, bindings bool) {
 	t.Helper()
-	got, err := validatingpolicy.Evaluate(context.Background(), n, req, knownNamespaces(ns), external.Sources{}, time.Now())
+	got, err := validatingpolicy.Evaluate(context.Background(), n, admissionpolicy.NewReview(req), knownNamespaces(ns), external.Sources{}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +285,9 @@ func TestEvaluateFromWebhook(t *testing.T) {
 	served := map[string]*validatingpolicy.Policy{}
 	for _, g := range set.Groups {
 		for _, w := range g.BindingWebhooks {
-			served[w.Group.ID] = w.Group.Policies[0].VAP
+			for _, p := range w.Group.Policies { // a shared entry serves several policies
+				served[p.Name()+"/"+p.VAP.Bindings[0].Name] = p.VAP
+			}
 		}
 	}
 	for _, tc := range []struct {

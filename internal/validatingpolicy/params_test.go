@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/admissionpolicy"
 	"github.com/tollgate-dev/tollgate/internal/external"
 	"github.com/tollgate-dev/tollgate/internal/offline"
 	"github.com/tollgate-dev/tollgate/internal/policy"
@@ -93,7 +94,7 @@ func TestParamsAndAuthorizer(t *testing.T) {
 			if tc.ext != nil {
 				e = *tc.ext
 			}
-			got, err := validatingpolicy.Evaluate(ctx, byName[tc.policy], tc.req, nil, e, time.Now())
+			got, err := validatingpolicy.Evaluate(ctx, byName[tc.policy], admissionpolicy.NewReview(tc.req), nil, e, time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
