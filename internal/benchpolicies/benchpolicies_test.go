@@ -75,3 +75,34 @@ func keys(m map[string]bool) []string {
 	}
 	return out
 }
+
+// TestKubescapePods: Kubescape's library loads whole, each Pod policy
+// bound, those with params given the library's ControlConfiguration, and
+// all of them on one webhook entry (they share their webhook settings).
+func TestKubescapePods(t *testing.T) {
+	set, err := KubescapePods("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var policies, withParams, entries, served int
+	for _, g := range set.Groups {
+		p := g.Policies[0]
+		if p.VAP == nil {
+			continue
+		}
+		policies++
+		if p.VAP.Policy.Spec.ParamKind != nil {
+			withParams++
+		}
+		if len(p.VAP.Bindings) != 1 {
+			t.Errorf("%s: %d bindings", p.Name(), len(p.VAP.Bindings))
+		}
+		for _, w := range g.BindingWebhooks {
+			entries++
+			served += len(w.Group.Policies)
+		}
+	}
+	if policies != 51 || withParams != 14 || entries != 1 || served != policies {
+		t.Errorf("%d Pod policies (%d with params) on %d webhook entries serving %d; want 51 (14), 1 serving all", policies, withParams, entries, served)
+	}
+}

@@ -70,10 +70,10 @@ func benchRequest(b *testing.B, set *policy.Set, err error, req *admission.Reque
 	}
 	g := set.Groups[0]
 	e := New(set, Options{})
-	b.ReportMetric(float64(len(g.Policies)), "policies")
 	for b.Loop() {
 		e.Review(context.Background(), g, req)
 	}
+	b.ReportMetric(float64(len(g.Policies)), "policies")
 }
 
 // BenchmarkLibraryPod evaluates the captured Pod review against the
@@ -108,7 +108,6 @@ func benchKyvernoPodSecurity(b *testing.B, req *admission.Request) {
 	}
 	e := New(set, Options{})
 	calls := webhookGroups(set)
-	b.ReportMetric(float64(len(calls)), "calls")
 	for b.Loop() {
 		for _, g := range calls {
 			if resp := e.Review(context.Background(), g, req); !resp.Allowed {
@@ -116,6 +115,36 @@ func benchKyvernoPodSecurity(b *testing.B, req *admission.Request) {
 			}
 		}
 	}
+	b.ReportMetric(float64(len(calls)), "calls")
+}
+
+// BenchmarkKubescapePod decides the captured Pod against Kubescape's
+// published ValidatingAdmissionPolicies that match Pods, each bound in
+// every namespace (benchpolicies.KubescapePods): an operation is every
+// webhook call the apiserver makes for the Pod. Some of them deny it.
+func BenchmarkKubescapePod(b *testing.B) {
+	benchKubescape(b, capturedPod(b))
+}
+
+// BenchmarkKubescapeDeployment is BenchmarkKubescapePod on the Deployment
+// whose template is the captured Pod.
+func BenchmarkKubescapeDeployment(b *testing.B) {
+	benchKubescape(b, capturedDeployment(b))
+}
+
+func benchKubescape(b *testing.B, req *admission.Request) {
+	set, err := benchpolicies.KubescapePods("../..")
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := New(set, Options{})
+	calls := webhookGroups(set)
+	for b.Loop() {
+		for _, g := range calls {
+			e.Review(context.Background(), g, req)
+		}
+	}
+	b.ReportMetric(float64(len(calls)), "calls")
 }
 
 // webhookGroups are the groups the apiserver calls, one per webhook entry:

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,5 +62,44 @@ func TestValidateVAPUndecided(t *testing.T) {
 				t.Errorf("allowed=%v %s %q\nwant allowed=%v %s %q", ev.Response.Allowed, r.Outcome, r.Message, tc.allowed, tc.outcome, tc.message)
 			}
 		})
+	}
+}
+
+// TestSharedWebhook: policies sharing a binding's webhook entry are each
+// decided alone, and the answer is one the apiserver could give with a
+// webhook per policy: the first denial's words, every warning and audit
+// annotation, a result per policy (replicas does not match a Pod).
+func TestSharedWebhook(t *testing.T) {
+	set, err := policy.LoadPath("../registration/testdata/shared-webhooks.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := set.Groups[0].BindingWebhooks[0].Group
+	req := captured(t, "create")
+	var pod map[string]any
+	if err := json.Unmarshal(req.Object(), &pod); err != nil {
+		t.Fatal(err)
+	}
+	delete(pod["metadata"].(map[string]any)["labels"].(map[string]any), "team")
+	pod["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"] = "docker.io/library/nginx:latest"
+	obj, _ := json.Marshal(pod)
+	req.SetObjects(obj, nil)
+	ev := New(set, Options{}).Evaluate(context.Background(), g, req)
+	resp := ev.Response
+	if want := "ValidatingAdmissionPolicy 'images' with binding 'images' denied request: images must come from registry.example.com"; resp.Allowed || resp.Message != want || resp.Code != 422 {
+		t.Errorf("allowed=%v %d %q, want denied 422 %q", resp.Allowed, resp.Code, resp.Message, want)
+	}
+	if want := []string{"Validation failed for ValidatingAdmissionPolicy 'team-warning' with binding 'team-warning': pods should name a team"}; !slices.Equal(resp.Warnings, want) {
+		t.Errorf("warnings %q, want %q", resp.Warnings, want)
+	}
+	if a := resp.AuditAnnotations["validation.policy.admission.k8s.io/validation_failure"]; !strings.Contains(a, `"policy":"team-warning"`) {
+		t.Errorf("audit annotations %v lack team-warning's failure", resp.AuditAnnotations)
+	}
+	var got []string
+	for _, r := range ev.Results {
+		got = append(got, r.Policy+" "+string(r.Outcome))
+	}
+	if want := []string{"images fail", "replicas skip", "images-again fail", "team-warning warn"}; !slices.Equal(got, want) {
+		t.Errorf("results %q, want %q", got, want)
 	}
 }

@@ -1,6 +1,7 @@
 package registration
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -210,5 +211,50 @@ func TestBuildVAPBindings(t *testing.T) {
 		if *got.FailurePolicy != admissionregistrationv1.Ignore || len(got.Rules) != 1 || got.Rules[0].Resources[0] != "pods" || *got.MatchPolicy != admissionregistrationv1.Equivalent {
 			t.Errorf("%s: failure policy %s, rules %+v", w.name, *got.FailurePolicy, got.Rules)
 		}
+	}
+}
+
+// TestBuildSharedWebhooks: ValidatingAdmissionPolicies whose failurePolicy,
+// matchPolicy and selectors agree are one webhook entry, on the first
+// one's path, with the rules of all (each once); the others have their own.
+func TestBuildSharedWebhooks(t *testing.T) {
+	set, err := policy.LoadPath("testdata/shared-webhooks.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, v, err := Build(set, Options{URL: "https://tollgate:8443", CABundle: []byte("CA")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		name, url string
+		resources []string
+		failure   admissionregistrationv1.FailurePolicyType
+	}{
+		{"images.binding.vap.tollgate.dev", "https://tollgate:8443/validate/images/images", []string{"pods", "deployments"}, admissionregistrationv1.Fail},
+		{"labels.binding.vap.tollgate.dev", "https://tollgate:8443/validate/labels/labels", []string{"pods"}, admissionregistrationv1.Ignore},
+		{"team-a.binding.vap.tollgate.dev", "https://tollgate:8443/validate/team-a/team-a", []string{"pods"}, admissionregistrationv1.Fail},
+		{"exact.binding.vap.tollgate.dev", "https://tollgate:8443/validate/exact/exact", []string{"pods"}, admissionregistrationv1.Fail},
+	}
+	if len(v.Webhooks) != len(want) {
+		t.Fatalf("%d webhooks, want %d: %s", len(v.Webhooks), len(want), mustYAML(t, v.Webhooks))
+	}
+	for i, w := range want {
+		got := v.Webhooks[i]
+		var resources []string
+		for _, r := range got.Rules {
+			resources = append(resources, r.Resources...)
+		}
+		if got.Name != w.name || *got.ClientConfig.URL != w.url || *got.FailurePolicy != w.failure || !slices.Equal(resources, w.resources) {
+			t.Errorf("webhook %d: %s at %s, %s, rules for %v; want %s at %s, %s, rules for %v",
+				i, got.Name, *got.ClientConfig.URL, *got.FailurePolicy, resources, w.name, w.url, w.failure, w.resources)
+		}
+	}
+	var served []string
+	for _, p := range set.Groups[0].BindingWebhooks[0].Group.Policies {
+		served = append(served, p.Name())
+	}
+	if want := []string{"images", "replicas", "images-again", "team-warning"}; !slices.Equal(served, want) {
+		t.Errorf("the shared entry serves %v, want %v", served, want)
 	}
 }
