@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"path/filepath"
 
 	"github.com/tollgate-dev/tollgate/internal/benchpolicies"
 	"github.com/tollgate-dev/tollgate/internal/certs"
+	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -18,7 +20,9 @@ type adder func(name string, h http.Handler, path string, more ...string) error
 // library's Pod group (the Pod Security restricted set and the rest of
 // the library), and the Pod Security restricted profile twice: tollgate's
 // own set (one webhook) and Kyverno's published ValidatingPolicies of it
-// (pod-security-vpol, one webhook each: every Pod is sent to all of them).
+// (pod-security-vpol); and Kubescape's published ValidatingAdmissionPolicies
+// that match Pods. The last two are sent to every webhook entry the
+// apiserver would call for an object.
 func addMany(root string, src *certs.FileSource, add adder) error {
 	twenty, err := benchpolicies.Twenty(root)
 	if err != nil {
@@ -64,9 +68,35 @@ func addMany(root string, src *certs.FileSource, add adder) error {
 	if err != nil {
 		return err
 	}
-	var paths []string
-	for _, g := range kyverno.Groups {
-		paths = append(paths, g.Path())
+	paths := webhookPaths(kyverno)
+	if err := add(fmt.Sprintf("tollgate, Kyverno's pod-security-vpol (%d ValidatingPolicies, %d webhooks; objects/s)", len(kyverno.Groups), len(paths)), tgKyverno, paths[0], paths[1:]...); err != nil {
+		return err
 	}
-	return add(fmt.Sprintf("tollgate, Kyverno's pod-security-vpol (%d ValidatingPolicies, %d webhooks; objects/s)", len(kyverno.Groups), len(paths)), tgKyverno, paths[0], paths[1:]...)
+	kubescape, err := benchpolicies.KubescapePods(root)
+	if err != nil {
+		return err
+	}
+	ext, err := benchpolicies.Params(context.Background(), kubescape)
+	if err != nil {
+		return err
+	}
+	tgKubescape, err := tollgateWith(kubescape, engine.Options{External: ext}, src)
+	if err != nil {
+		return err
+	}
+	paths = webhookPaths(kubescape)
+	return add(fmt.Sprintf("tollgate, Kubescape's VAP library (%d Pod ValidatingAdmissionPolicies, %d webhooks; objects/s)", len(kubescape.Groups), len(paths)), tgKubescape, paths[0], paths[1:]...)
+}
+
+// webhookPaths are the paths the apiserver calls for a set of
+// ValidatingAdmissionPolicies: their bindings' webhook entries, which
+// policies whose webhook settings agree share.
+func webhookPaths(set *policy.Set) []string {
+	var paths []string
+	for _, g := range set.Groups {
+		for _, w := range g.BindingWebhooks {
+			paths = append(paths, w.Group.Path())
+		}
+	}
+	return paths
 }

@@ -96,8 +96,13 @@ func typical() http.Handler {
 // tollgate is the real server's handler for a policy set, logging as it
 // does in production (to nowhere).
 func tollgate(set *policy.Set, src *certs.FileSource) (http.Handler, error) {
+	return tollgateWith(set, engine.Options{}, src)
+}
+
+// tollgateWith is tollgate with the engine's options (params, say).
+func tollgateWith(set *policy.Set, opts engine.Options, src *certs.FileSource) (http.Handler, error) {
 	srv, err := server.New(server.Config{
-		Routes:       replica.Routes(engine.New(set, engine.Options{})),
+		Routes:       replica.Routes(engine.New(set, opts)),
 		Certificates: src,
 		Logger:       slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	})

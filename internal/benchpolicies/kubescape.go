@@ -1,12 +1,17 @@
 package benchpolicies
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
+	"github.com/tollgate-dev/tollgate/internal/external"
+	"github.com/tollgate-dev/tollgate/internal/manifest"
+	"github.com/tollgate-dev/tollgate/internal/params"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -34,10 +39,11 @@ func KubescapePods(root string) (*policy.Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	all, err := policy.Parse("basic-control-configuration.yaml", config)
+	_, _, objects, err := policy.ParseAll("basic-control-configuration.yaml", config)
 	if err != nil {
 		return nil, err
 	}
+	var all []*policy.Policy
 	for _, f := range files {
 		data, err := gunzip(f)
 		if err != nil {
@@ -63,10 +69,34 @@ func KubescapePods(root string) (*policy.Set, error) {
 			all = append(all, bs...)
 		}
 	}
-	if len(all) < 2 {
+	if len(all) == 0 {
 		return nil, fmt.Errorf("no Pod policies under %s", dir)
 	}
-	return policy.NewSet(all)
+	set, err := policy.NewSet(all)
+	if err != nil {
+		return nil, err
+	}
+	set.Objects = objects
+	return set, nil
+}
+
+// Params gives a set's policies the params loaded with them (set.Objects),
+// as tollgate check and serve find params among the policy files.
+func Params(ctx context.Context, set *policy.Set) (external.Sources, error) {
+	objs := make([]params.Object, len(set.Objects))
+	for i, o := range set.Objects {
+		objs[i] = params.Object{Unstructured: o, Where: "the policy files"}
+	}
+	store, err := params.NewOffline(ctx, params.Offline{ParamKinds: set.ParamKinds(), Objects: objs, Kinds: manifest.NewKinds()})
+	if err != nil {
+		return external.Sources{}, err
+	}
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := store.WaitSynced(wait); err != nil {
+		return external.Sources{}, err
+	}
+	return external.Sources{Params: store}, nil
 }
 
 // matchesPods tells whether a ValidatingAdmissionPolicy's resource rules

@@ -137,7 +137,11 @@ func benchKubescape(b *testing.B, req *admission.Request) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := New(set, Options{})
+	ext, err := benchpolicies.Params(context.Background(), set)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := New(set, Options{External: ext})
 	calls := webhookGroups(set)
 	for b.Loop() {
 		for _, g := range calls {
