@@ -32,7 +32,9 @@ func TestMatchAttributes(t *testing.T) {
 	ns.SetObjects([]byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"shop","labels":{"team":"payments"}}}`), nil)
 	reviews = append(reviews, ns)
 
-	sel := func(k, v string) *metav1.LabelSelector { return &metav1.LabelSelector{MatchLabels: map[string]string{k: v}} }
+	sel := func(k, v string) *metav1.LabelSelector {
+		return &metav1.LabelSelector{MatchLabels: map[string]string{k: v}}
+	}
 	all := []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
 		Operations: []admissionregistrationv1.OperationType{"*"},
 		Rule:       admissionregistrationv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}},
