@@ -69,10 +69,10 @@ func addMany(root string, src *certs.FileSource, add adder) error {
 		return err
 	}
 	paths := webhookPaths(kyverno)
-	if err := add(fmt.Sprintf("tollgate, Kyverno's pod-security-vpol (%d ValidatingPolicies, %d webhooks; objects/s)", len(kyverno.Groups), len(paths)), tgKyverno, paths[0], paths[1:]...); err != nil {
+	if err := add(fmt.Sprintf("tollgate, Kyverno's pod-security-vpol (%d ValidatingPolicies; webhooks: %d; objects/s)", len(kyverno.Groups), len(paths)), tgKyverno, paths[0], paths[1:]...); err != nil {
 		return err
 	}
-	kubescape, err := benchpolicies.KubescapePods(root)
+	kubescape, err := benchpolicies.KubescapePods(root, true)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func addMany(root string, src *certs.FileSource, add adder) error {
 		return err
 	}
 	paths = webhookPaths(kubescape)
-	return add(fmt.Sprintf("tollgate, Kubescape's VAP library (%d Pod ValidatingAdmissionPolicies, %d webhooks; objects/s)", len(kubescape.Groups), len(paths)), tgKubescape, paths[0], paths[1:]...)
+	return add(fmt.Sprintf("tollgate, Kubescape's VAP library (%d Pod ValidatingAdmissionPolicies; webhooks: %d; objects/s)", len(kubescape.Groups), len(paths)), tgKubescape, paths[0], paths[1:]...)
 }
 
 // webhookPaths are the paths the apiserver calls for a set of

@@ -1,6 +1,7 @@
 package admissionpolicy
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8sadmission "k8s.io/apiserver/pkg/admission"
@@ -15,9 +16,15 @@ import (
 // matches, and never for a call no policy matches.
 type Review struct {
 	Request *admission.Request
+	// TrackedOnly: the fast path is never asked (--cel-fast-path=false).
+	TrackedOnly bool
 
 	match, whole k8sadmission.Attributes
 	err          error // why the objects cannot be decoded
+	// in is the request as CEL's fast path reads it (the review's JSON,
+	// never decoded whole), with ns as namespaceObject.
+	in *cel.Input
+	ns *corev1.Namespace
 }
 
 // NewReview is req, not yet decoded.
@@ -49,6 +56,22 @@ func (r *Review) Attributes() (k8sadmission.Attributes, error) {
 		r.whole = nil
 	}
 	return r.whole, r.err
+}
+
+// Input is the request as the fast path reads it, with ns as
+// namespaceObject; nil when its objects cannot be read so. Built once per
+// namespace object, and so shared by the policies of one webhook call.
+func (r *Review) Input(ns *corev1.Namespace) *cel.Input {
+	if r.in == nil || r.ns != ns {
+		in := cel.NewInput(r.Request, ns)
+		in.ObjectJSON, in.OldObjectJSON, in.Indexed = r.Request.Object(), r.Request.OldObject(), r.Request.Indexed()
+		in.TrackedOnly = r.TrackedOnly
+		r.in, r.ns = in, ns
+	}
+	if r.in.Check() != nil {
+		return nil
+	}
+	return r.in
 }
 
 // metaObject is an object of the request's kind with m's metadata; nil

@@ -80,7 +80,7 @@ func keys(m map[string]bool) []string {
 // bound, those with params given the library's ControlConfiguration, and
 // all of them on one webhook entry (they share their webhook settings).
 func TestKubescapePods(t *testing.T) {
-	set, err := KubescapePods("../..")
+	set, err := KubescapePods("../..", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,5 +104,8 @@ func TestKubescapePods(t *testing.T) {
 	}
 	if policies != 51 || withParams != 14 || entries != 1 || served != policies {
 		t.Errorf("%d Pod policies (%d with params) on %d webhook entries serving %d; want 51 (14), 1 serving all", policies, withParams, entries, served)
+	}
+	if set, err = KubescapePods("../..", false); err != nil || len(set.Groups) != 37 {
+		t.Errorf("without params: %v, want 37 policies", err)
 	}
 }

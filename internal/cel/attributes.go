@@ -1,6 +1,7 @@
 package cel
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8sadmission "k8s.io/apiserver/pkg/admission"
@@ -40,3 +41,14 @@ func ObjectFromJSON(raw []byte) (*unstructured.Unstructured, error) { return laz
 // nil interface, which the CEL variables read as null (oldObject on
 // CREATE, object on DELETE).
 func RuntimeObject(raw []byte) (runtime.Object, error) { return lazy.RuntimeObject(raw) }
+
+// NewInput is the CEL input of req without its objects, with ns as
+// namespaceObject (nil: null).
+func NewInput(req *admission.Request, ns *corev1.Namespace) *Input {
+	return &Input{
+		Kind: req.Kind, Resource: req.Resource, SubResource: req.SubResource,
+		Name: req.Name, Namespace: req.Namespace, Operation: string(req.Operation), DryRun: req.DryRun,
+		User:            &user.DefaultInfo{Name: req.UserInfo.Username, UID: req.UserInfo.UID, Groups: req.UserInfo.Groups},
+		NamespaceObject: ns,
+	}
+}

@@ -26,6 +26,10 @@ type VAP struct {
 	// UsesNamespaceObject tells whether an expression reads namespaceObject,
 	// which needs the request's Namespace.
 	UsesNamespaceObject bool
+	// fast is the policy planned for the fast path, nil when it cannot be,
+	// and notFast says why (validatingpolicyfast.go).
+	fast    *Program
+	notFast string
 }
 
 // CompileVAP compiles a ValidatingAdmissionPolicy as the apiserver does
@@ -33,7 +37,11 @@ type VAP struct {
 // conditions, not for message expressions), reporting every expression that
 // does not compile with its field path.
 func CompileVAP(vap *admissionregistrationv1.ValidatingAdmissionPolicy) (*VAP, field.ErrorList) {
-	return CompileVAPIn(vap, environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()), false)
+	v, errs := CompileVAPIn(vap, environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()), false)
+	if v != nil {
+		v.fast, v.notFast = fastVAP(vap)
+	}
+	return v, errs
 }
 
 // CompileVAPIn compiles vap as CompileVAP does, in envs; params declares
@@ -96,7 +104,8 @@ func CompileVAPIn(vap *admissionregistrationv1.ValidatingAdmissionPolicy, envs *
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	return &VAP{validator: validator, matcher: matcher, UsesNamespaceObject: analysis.Uses("namespaceObject", Expressions(vap)...)}, nil
+	return &VAP{validator: validator, matcher: matcher, UsesNamespaceObject: analysis.Uses("namespaceObject", Expressions(vap)...),
+		notFast: "compiled in another environment (Kyverno's)"}, nil
 }
 
 // Expressions are every CEL expression of a ValidatingAdmissionPolicy.

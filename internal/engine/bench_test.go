@@ -120,8 +120,11 @@ func benchKyvernoPodSecurity(b *testing.B, req *admission.Request) {
 
 // BenchmarkKubescapePod decides the captured Pod against Kubescape's
 // published ValidatingAdmissionPolicies that match Pods, each bound in
-// every namespace (benchpolicies.KubescapePods): an operation is every
-// webhook call the apiserver makes for the Pod. Some of them deny it.
+// every namespace (benchpolicies.KubescapePods): the 37 without params,
+// then all 51 with the library's ControlConfiguration as the params of
+// 14. An operation is every webhook call the apiserver makes for the
+// Pod; some of the policies deny it. fast is as served, tracked with
+// --cel-fast-path=false.
 func BenchmarkKubescapePod(b *testing.B) {
 	benchKubescape(b, capturedPod(b))
 }
@@ -133,22 +136,29 @@ func BenchmarkKubescapeDeployment(b *testing.B) {
 }
 
 func benchKubescape(b *testing.B, req *admission.Request) {
-	set, err := benchpolicies.KubescapePods("../..")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ext, err := benchpolicies.Params(context.Background(), set)
-	if err != nil {
-		b.Fatal(err)
-	}
-	e := New(set, Options{External: ext})
-	calls := webhookGroups(set)
-	for b.Loop() {
-		for _, g := range calls {
-			e.Review(context.Background(), g, req)
+	for _, params := range []bool{false, true} {
+		set, err := benchpolicies.KubescapePods("../..", params)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ext, err := benchpolicies.Params(context.Background(), set)
+		if err != nil {
+			b.Fatal(err)
+		}
+		calls := webhookGroups(set)
+		for _, tracked := range []bool{false, true} {
+			name := fmt.Sprintf("%d/%s", len(set.Groups), map[bool]string{false: "fast", true: "tracked"}[tracked])
+			b.Run(name, func(b *testing.B) {
+				e := New(set, Options{External: ext, NoCELFastPath: tracked})
+				for b.Loop() {
+					for _, g := range calls {
+						e.Review(context.Background(), g, req)
+					}
+				}
+				b.ReportMetric(float64(len(calls)), "calls")
+			})
 		}
 	}
-	b.ReportMetric(float64(len(calls)), "calls")
 }
 
 // webhookGroups are the groups the apiserver calls, one per webhook entry:

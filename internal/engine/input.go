@@ -3,7 +3,6 @@ package engine
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apiserver/pkg/authentication/user"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/cel"
@@ -43,7 +42,7 @@ func (in *input) cel(req *admission.Request, ns *corev1.Namespace) (*cel.Input, 
 	if in.celInput != nil || in.celErr != nil {
 		return in.celInput, in.celErr
 	}
-	ci := inputOf(req, ns)
+	ci := cel.NewInput(req, ns)
 	ci.ObjectJSON, ci.OldObjectJSON, ci.Indexed = req.Object(), req.OldObject(), req.Indexed()
 	if in.celErr = ci.Check(); in.celErr != nil {
 		return nil, in.celErr
@@ -59,17 +58,7 @@ func (in *input) celFor(req *admission.Request, obj runtime.Object, ns *corev1.N
 	if err != nil {
 		return nil, err
 	}
-	ci := inputOf(req, ns)
+	ci := cel.NewInput(req, ns)
 	ci.Object, ci.OldObject = obj, old
 	return ci, nil
-}
-
-// inputOf is the CEL input of req without its objects.
-func inputOf(req *admission.Request, ns *corev1.Namespace) *cel.Input {
-	return &cel.Input{
-		Kind: req.Kind, Resource: req.Resource, SubResource: req.SubResource,
-		Name: req.Name, Namespace: req.Namespace, Operation: string(req.Operation), DryRun: req.DryRun,
-		User:            &user.DefaultInfo{Name: req.UserInfo.Username, UID: req.UserInfo.UID, Groups: req.UserInfo.Groups},
-		NamespaceObject: ns,
-	}
 }

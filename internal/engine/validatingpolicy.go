@@ -19,6 +19,7 @@ import (
 // any of them); the warnings and audit annotations of all.
 func (e *Engine) validateVAP(ctx context.Context, g *policy.Group, req *admission.Request, stored bool) Evaluation {
 	rv := admissionpolicy.NewReview(req) // decoded once, for every policy
+	rv.TrackedOnly = e.trackedOnly
 	if len(g.Policies) == 1 {
 		return e.validatingPolicy(ctx, g.Policies[0], rv, stored)
 	}

@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8sadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/matching"
@@ -136,10 +137,6 @@ func evaluate(ctx context.Context, n *Policy, rv *admissionpolicy.Review, namesp
 		return e.out, nil
 	}
 	e.out.Matched = true
-	whole, err := rv.Attributes()
-	if err != nil {
-		return Decision{}, err
-	}
 	if err := ext.ParamKind(def.Spec.ParamKind); err != nil {
 		e.configError(err, nil)
 		return e.finish(), nil
@@ -158,8 +155,29 @@ func evaluate(ctx context.Context, n *Policy, rv *admissionpolicy.Review, namesp
 			ns, nsKnown = namespaces(req.Namespace)
 		}
 	}
-	va := &k8sadmission.VersionedAttributes{Attributes: whole, VersionedKind: kind,
-		VersionedObject: k8sadmission.NewLazyObject(whole.GetObject()), VersionedOldObject: k8sadmission.NewLazyObject(whole.GetOldObject())}
+	// va is the request with its objects decoded whole, for the
+	// apiserver's evaluators: made on first need (the fast path reads the
+	// review's JSON), once per webhook call (rv).
+	var va *k8sadmission.VersionedAttributes
+	versioned := func() (*k8sadmission.VersionedAttributes, error) {
+		if va == nil {
+			whole, err := rv.Attributes()
+			if err != nil {
+				return nil, err
+			}
+			va = &k8sadmission.VersionedAttributes{Attributes: whole, VersionedKind: kind,
+				VersionedObject: k8sadmission.NewLazyObject(whole.GetObject()), VersionedOldObject: k8sadmission.NewLazyObject(whole.GetOldObject())}
+		}
+		return va, nil
+	}
+	// The objects are decoded for every policy the fast path cannot
+	// decide, whatever else fails, as before it: an object that cannot be
+	// decoded errs alike on both paths.
+	if n.Kyverno != nil || n.Validator.FastPath() != "" {
+		if _, err := versioned(); err != nil {
+			return Decision{}, err
+		}
+	}
 	var exceptions runtime.Object // a Kyverno policy's exceptions variable, as its param
 	if n.Kyverno != nil && len(n.Bindings) > 0 {
 		var whole bool
@@ -201,7 +219,13 @@ func evaluate(ctx context.Context, n *Policy, rv *admissionpolicy.Review, namesp
 			if exceptions != nil {
 				param = exceptions
 			}
-			res := n.Validator.Validate(ctx, resource, va, param, ns, authz)
+			res, fast := decideFast(ctx, n, rv, param, exceptions, kind, resource, ns)
+			if !fast {
+				if _, err := versioned(); err != nil {
+					return Decision{}, err
+				}
+				res = n.Validator.Validate(ctx, resource, va, param, ns, authz)
+			}
 			if name, unmet := n.Validator.Unmet(ctx, res, va, param, authz); unmet {
 				e.notApplied(admissionpolicy.MatchConditionsNotMet(name))
 				continue
@@ -211,6 +235,23 @@ func evaluate(ctx context.Context, n *Policy, rv *admissionpolicy.Review, namesp
 		}
 	}
 	return e.finish(), nil
+}
+
+// decideFast is the fast path's result for the policy (cel.VAP.Decide):
+// for one without params, matched as the request's own kind and resource
+// (no equivalent version). fast is false when it cannot decide; the
+// apiserver's validator then does.
+func decideFast(ctx context.Context, n *Policy, rv *admissionpolicy.Review, param, exceptions runtime.Object,
+	kind schema.GroupVersionKind, resource schema.GroupVersionResource, ns *corev1.Namespace) (res validating.ValidateResult, fast bool) {
+	req := rv.Request
+	if param != nil || exceptions != nil || n.Kyverno != nil || kind != req.Kind || resource != req.Resource {
+		return res, false
+	}
+	in := rv.Input(ns)
+	if in == nil {
+		return res, false
+	}
+	return n.Validator.Decide(ctx, in)
 }
 
 // evaluation gathers what one policy's bindings decided about a request.
