@@ -50,6 +50,20 @@ func TestVAPDifferential(t *testing.T) {
 	applyNative(t, bytes.ReplaceAll(template, []byte("PLACEHOLDER"), []byte("native")))
 	addr := startTollgateWith(t, "tollgate-vap", vapGone("diff-tollgate"), bytes.ReplaceAll(template, []byte("PLACEHOLDER"), []byte("tollgate")))
 	offlineAddr := startTollgateWithout(t, "tollgate-vap-offline", vapGone("diff-offline"), bytes.ReplaceAll(template, []byte("PLACEHOLDER"), []byte("offline")))
+	// The three policies whose failurePolicy, matchPolicy and selectors
+	// agree (replica-limit, pod-images, configmap-size's first binding)
+	// share one webhook entry: the corpus below runs through it.
+	vwc, err := cluster.client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, "tollgate-vap", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shared []string
+	for _, r := range vwc.Webhooks[0].Rules {
+		shared = append(shared, r.Resources...)
+	}
+	if len(vwc.Webhooks) != 4 || strings.Join(shared, ",") != "deployments,pods,configmaps" {
+		t.Fatalf("%d webhook entries, the first for %v; want 4, the first shared by deployments, pods and configmaps", len(vwc.Webhooks), shared)
+	}
 
 	w := &warnings{}
 	cfg := rest.CopyConfig(cluster.restConfig)
