@@ -2,8 +2,9 @@
 // share when tollgate reads them (ValidatingAdmissionPolicies,
 // MutatingAdmissionPolicies and their bindings, and Kyverno's policies
 // read as them): strict decoding, the apiserver's check of their names
-// and params, its defaults for what they match, and why one does not apply
-// to a request.
+// and params, its defaults for what they match, why one does not apply
+// to a request, and the request as the policies of one webhook call read
+// it (review.go).
 package admissionpolicy
 
 import (

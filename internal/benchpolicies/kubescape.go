@@ -46,11 +46,7 @@ func KubescapePods(root string, params bool) (*policy.Set, error) {
 	}
 	var all []*policy.Policy
 	for _, f := range files {
-		data, err := gunzip(f)
-		if err != nil {
-			return nil, err
-		}
-		ps, err := policy.Parse(strings.TrimSuffix(f, ".gz"), data)
+		ps, err := parseGzipped(f)
 		if err != nil {
 			return nil, err
 		}

@@ -42,11 +42,7 @@ func KyvernoPodSecurity(root string) (*policy.Set, error) {
 	sort.Strings(files)
 	var all []*policy.Policy
 	for _, f := range files {
-		data, err := gunzip(f)
-		if err != nil {
-			return nil, err
-		}
-		ps, err := policy.Parse(strings.TrimSuffix(f, ".gz"), data)
+		ps, err := parseGzipped(f)
 		if err != nil {
 			return nil, err
 		}
@@ -63,6 +59,15 @@ func KyvernoPodSecurity(root string) (*policy.Set, error) {
 		return nil, fmt.Errorf("%d policies of %s in %d groups, want one each", len(all), dir, len(set.Groups))
 	}
 	return set, nil
+}
+
+// parseGzipped reads the policies of a gzipped file of the corpus.
+func parseGzipped(file string) ([]*policy.Policy, error) {
+	data, err := gunzip(file)
+	if err != nil {
+		return nil, err
+	}
+	return policy.Parse(strings.TrimSuffix(file, ".gz"), data)
 }
 
 func gunzip(file string) ([]byte, error) {

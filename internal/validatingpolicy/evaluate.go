@@ -4,9 +4,10 @@
 // store (decode.go); internal/cel compiles them with the apiserver's
 // compiler. Evaluate enforces one: it matches a request against the
 // policy's matchConstraints and each binding's matchResources with the
-// apiserver's matcher, evaluates the compiled policy, and turns decisions
-// into a denial, warnings and audit annotations by each binding's
-// validationActions, in the apiserver's words. Kyverno's policies, read
+// apiserver's matcher, evaluates the compiled policy (on the fast path
+// where it can decide, fast.go; else the apiserver's validator), and
+// turns decisions into a denial, warnings and audit annotations by each
+// binding's validationActions, in the apiserver's words. Kyverno's policies, read
 // as VAPs by internal/kyverno, are decided here as Kyverno decides them
 // (kyverno.go).
 package validatingpolicy
@@ -14,7 +15,6 @@ package validatingpolicy
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,14 +22,11 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8sadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/matching"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
-	listersv1 "k8s.io/client-go/listers/core/v1"
 
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/admissionpolicy"
@@ -237,23 +234,6 @@ func evaluate(ctx context.Context, n *Policy, rv *admissionpolicy.Review, namesp
 	return e.finish(), nil
 }
 
-// decideFast is the fast path's result for the policy (cel.VAP.Decide):
-// for one without params, matched as the request's own kind and resource
-// (no equivalent version). fast is false when it cannot decide; the
-// apiserver's validator then does.
-func decideFast(ctx context.Context, n *Policy, rv *admissionpolicy.Review, param, exceptions runtime.Object,
-	kind schema.GroupVersionKind, resource schema.GroupVersionResource, ns *corev1.Namespace) (res validating.ValidateResult, fast bool) {
-	req := rv.Request
-	if param != nil || exceptions != nil || n.Kyverno != nil || kind != req.Kind || resource != req.Resource {
-		return res, false
-	}
-	in := rv.Input(ns)
-	if in == nil {
-		return res, false
-	}
-	return n.Validator.Decide(ctx, in)
-}
-
 // evaluation gathers what one policy's bindings decided about a request.
 type evaluation struct {
 	def      *admissionregistrationv1.ValidatingAdmissionPolicy
@@ -405,54 +385,3 @@ func (o Decision) finish(def *admissionregistrationv1.ValidatingAdmissionPolicy,
 	o.Code = StatusCode(o.Reason)
 	return o
 }
-
-// needNamespace is what to do when tollgate lacks a namespace.
-const needNamespace = "run with --kubeconfig or give the Namespace object"
-
-// lister adapts Namespaces to the NamespaceLister the matcher reads, for
-// one selector at a time.
-type lister struct {
-	namespaces namespaces.Func
-	// namesOnly: the selector reads no label but kubernetes.io/metadata.name,
-	// which every namespace has, known or not.
-	namesOnly bool
-	// missed is the namespace the selector needed and the lister did not know.
-	missed string
-}
-
-// prepare readies the lister for the namespaceSelector of m.
-func (l *lister) prepare(m *admissionregistrationv1.MatchResources) {
-	l.missed = ""
-	l.namesOnly = m == nil || namespaces.NamesOnly(m.NamespaceSelector)
-}
-
-// unknown is the error for the namespace the last selector missed, if any.
-func (l *lister) unknown() error {
-	if l.missed == "" {
-		return nil
-	}
-	return fmt.Errorf("namespace %q labels unknown: %s", l.missed, needNamespace)
-}
-
-func (l *lister) List(labels.Selector) ([]*corev1.Namespace, error) {
-	return nil, errors.New("not supported")
-}
-
-// Get never answers NotFound (the matcher would then ask a client): a
-// namespace it does not know is, for a selector on names only, one with the
-// label kubernetes.io/metadata.name, as the apiserver gives every
-// namespace; for any other selector, an error.
-func (l *lister) Get(name string) (*corev1.Namespace, error) {
-	if l.namespaces != nil {
-		if ns, ok := l.namespaces(name); ok {
-			return ns, nil
-		}
-	}
-	if l.namesOnly {
-		return namespaces.Of(name, nil), nil
-	}
-	l.missed = name
-	return nil, fmt.Errorf("namespace %q labels unknown", name)
-}
-
-var _ listersv1.NamespaceLister = &lister{}
