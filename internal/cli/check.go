@@ -17,12 +17,11 @@ import (
 )
 
 type checkOptions struct {
-	config           string
-	files            []string
-	operation        string
-	old              []string
-	namespaceLabels  []string
-	namespacesFile   string
+	config    string
+	files     []string
+	operation string
+	old       []string
+	namespaceFlags
 	user             string
 	groups           []string
 	report           reportOptions
@@ -51,8 +50,7 @@ func newCheckCommand() *cobra.Command {
 	f.StringArrayVarP(&o.files, "filename", "f", nil, "manifest file, directory or - for stdin (repeatable)")
 	f.StringVar(&o.operation, "operation", "CREATE", "CREATE, UPDATE or DELETE")
 	f.StringArrayVar(&o.old, "old", nil, "previous versions of the manifests, for UPDATE (repeatable)")
-	f.StringArrayVar(&o.namespaceLabels, "namespace-labels", nil, "labels of a namespace, NS=KEY=VALUE,KEY=VALUE (repeatable)")
-	f.StringVar(&o.namespacesFile, "namespaces", "", "file of Namespace objects whose labels namespaceSelectors see")
+	o.namespaceFlags.addFlags(f)
 	f.StringVar(&o.user, "user", "", "request.userInfo.username")
 	f.StringSliceVar(&o.groups, "groups", nil, "request.userInfo.groups")
 	o.report.addFlags(f, "a resource")

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/tollgate-dev/tollgate/internal/namespaces"
 
 	"sigs.k8s.io/yaml"
@@ -22,9 +24,20 @@ func (n namespaceIndex) lookup(name string) (*corev1.Namespace, bool) {
 	return namespaces.Of(name, l), ok
 }
 
+// namespaceFlags are --namespace-labels and --namespaces, of check and replay.
+type namespaceFlags struct {
+	namespaceLabels []string
+	namespacesFile  string
+}
+
+func (o *namespaceFlags) addFlags(f *pflag.FlagSet) {
+	f.StringArrayVar(&o.namespaceLabels, "namespace-labels", nil, "labels of a namespace, NS=KEY=VALUE,KEY=VALUE (repeatable)")
+	f.StringVar(&o.namespacesFile, "namespaces", "", "file of Namespace objects whose labels namespaceSelectors see")
+}
+
 // namespaceIndex reads --namespace-labels and --namespaces. lookup adds
 // kubernetes.io/metadata.name (policy.NamespaceOf), as the apiserver does.
-func (o *checkOptions) namespaceIndex(stdin io.Reader) (namespaceIndex, error) {
+func (o *namespaceFlags) namespaceIndex(stdin io.Reader) (namespaceIndex, error) {
 	idx := namespaceIndex{}
 	add := func(ns string, labels map[string]string) {
 		if idx[ns] == nil {

@@ -43,7 +43,7 @@ func NewRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
-	root.AddCommand(newServeCommand(), newManifestsCommand(), newCheckCommand(), newReviewCommand(), newLintCommand(), newTestCommand(), newAuditCommand(), newUninstallCommand(), newVersionCommand())
+	root.AddCommand(newServeCommand(), newManifestsCommand(), newCheckCommand(), newReviewCommand(), newLintCommand(), newTestCommand(), newAuditCommand(), newReplayCommand(), newUninstallCommand(), newVersionCommand())
 	return root
 }
 

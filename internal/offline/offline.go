@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/defaulting"
 	"github.com/tollgate-dev/tollgate/internal/engine"
@@ -54,9 +56,12 @@ type Finding struct {
 	Object  *manifest.Object
 	Results []engine.Result
 	// Allowed is the apiserver's verdict; Code and Message explain a refusal.
-	Allowed  bool
-	Code     int32
-	Message  string
+	Allowed bool
+	Code    int32
+	Message string
+	// Denials are the messages of each group that denied, in order: the
+	// apiserver shows one of them (Message joins them all).
+	Denials  []string
 	Warnings []string
 	// FieldWarnings are the apiserver's warnings for fields a built-in kind
 	// does not have, dropped as the apiserver drops them.
@@ -123,11 +128,11 @@ func Request(obj *manifest.Object, kinds *manifest.Kinds, op admission.Operation
 	if m.Namespaced && obj.Namespace == "" {
 		// The apiserver gives the object the request's namespace before
 		// admission (EnsureObjectNamespaceMatchesRequestNamespace).
-		if objJSON, err = withNamespace(objJSON, defaultNS); err != nil {
+		if objJSON, err = WithNamespace(objJSON, defaultNS); err != nil {
 			return nil, nil, err
 		}
 		if old != nil {
-			if old, err = withNamespace(old, defaultNS); err != nil {
+			if old, err = WithNamespace(old, defaultNS); err != nil {
 				return nil, nil, fmt.Errorf("previous version: %w", err)
 			}
 		}
@@ -185,7 +190,20 @@ func one(ctx context.Context, eng *engine.Engine, obj *manifest.Object, old map[
 		f.Err = fmt.Errorf("%s: %w", obj.Where(), err)
 		return f
 	}
-	f.FieldWarnings, f.Defaulted = warnings, req.Object()
+	d := Decide(ctx, eng, req, obj.GVK)
+	if d.Err != nil {
+		d.Err = fmt.Errorf("%s: %w", obj.Where(), d.Err)
+	}
+	d.Object, d.FieldWarnings, d.Defaulted = obj, warnings, req.Object()
+	return d
+}
+
+// Decide answers req as the apiserver's admission chain would: every
+// mutating group first, each patch applied and the result defaulted as the
+// apiserver defaults gvk, then every validating group on the mutated
+// object. The Finding has no Object, FieldWarnings or Defaulted.
+func Decide(ctx context.Context, eng *engine.Engine, req *admission.Request, gvk schema.GroupVersionKind) Finding {
+	f := Finding{Allowed: true}
 	for _, action := range []policy.Action{policy.ActionMutate, policy.ActionValidate} {
 		for _, g := range eng.Set().Groups {
 			if g.Action != action {
@@ -195,6 +213,7 @@ func one(ctx context.Context, eng *engine.Engine, obj *manifest.Object, old map[
 			f.Results = append(f.Results, ev.Results...)
 			f.Warnings = append(f.Warnings, ev.Response.Warnings...)
 			if !ev.Response.Allowed {
+				f.Denials = append(f.Denials, ev.Response.Message)
 				if f.Allowed {
 					f.Allowed, f.Code, f.Message = false, ev.Response.Code, ev.Response.Message
 				} else {
@@ -208,10 +227,10 @@ func one(ctx context.Context, eng *engine.Engine, obj *manifest.Object, old map[
 			patched, err := jsonpatch.Apply(req.Object(), ev.Response.Patch)
 			if err == nil {
 				// The apiserver decodes and defaults each webhook's result.
-				patched, _, err = defaulting.Object(obj.GVK, patched)
+				patched, _, err = defaulting.Object(gvk, patched)
 			}
 			if err != nil {
-				f.Err = fmt.Errorf("%s: policy group %s: %w", obj.Where(), g.ID, err)
+				f.Err = fmt.Errorf("policy group %s: %w", g.ID, err)
 				return f
 			}
 			req.SetObject(patched)
@@ -222,7 +241,7 @@ func one(ctx context.Context, eng *engine.Engine, obj *manifest.Object, old map[
 }
 
 // withNamespace is the object with metadata.namespace set to ns.
-func withNamespace(obj []byte, ns string) ([]byte, error) {
+func WithNamespace(obj []byte, ns string) ([]byte, error) {
 	var o map[string]any
 	d := json.NewDecoder(bytes.NewReader(obj))
 	d.UseNumber() // numbers as written

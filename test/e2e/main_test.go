@@ -48,6 +48,9 @@ var cluster struct {
 	restConfig *rest.Config
 	kubeconfig string
 	work       string
+	// auditLog is the apiserver's audit log: the replay test's namespaces
+	// at RequestResponse level (replay_test.go), nothing else.
+	auditLog string
 }
 
 func TestMain(m *testing.M) {
@@ -69,7 +72,17 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	env, client, err := framework.StartControlPlane(map[string]string{"admission-control-config-file": admissionConfig})
+	auditPolicy, err := writeAuditPolicy(work)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cluster.auditLog = filepath.Join(work, "audit.log")
+	env, client, err := framework.StartControlPlane(map[string]string{
+		"admission-control-config-file": admissionConfig,
+		"audit-policy-file":             auditPolicy,
+		"audit-log-path":                cluster.auditLog,
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

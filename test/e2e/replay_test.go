@@ -1,0 +1,538 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+
+	"github.com/tollgate-dev/tollgate/internal/certs"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+	"github.com/tollgate-dev/tollgate/test/e2e/framework"
+)
+
+// The replay test's namespaces: phase 1 runs its traffic in the first
+// two under live.yaml, phase 2 the same traffic in the last two under
+// candidate.yaml. The audit policy logs them at RequestResponse level
+// (Secrets at Metadata), and every Namespace; nothing else.
+var replayNamespaces = []string{"replay-1-a", "replay-1-b", "replay-2-a", "replay-2-b"}
+
+func writeAuditPolicy(work string) (string, error) {
+	ns := strings.Join(replayNamespaces, ", ")
+	policy := fmt.Sprintf(`apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  namespaces: [%s]
+  resources: [{group: "", resources: [secrets]}]
+- level: RequestResponse
+  namespaces: [%s]
+- level: RequestResponse
+  resources: [{group: "", resources: [namespaces]}]
+- level: None
+`, ns, ns)
+	path := filepath.Join(work, "audit-policy.yaml")
+	return path, os.WriteFile(path, []byte(policy), 0o644)
+}
+
+// TestReplay: the traffic of three users (creates, updates, patches of
+// three kinds, deletes, dry runs, execs) through the live webhook; then
+// `tollgate replay` of the apiserver's audit log gives, for every event it
+// replays, the live decision and message. With the candidate policies it
+// gives the decisions the webhook gives once they are loaded and the same
+// traffic is sent again.
+func TestReplay(t *testing.T) {
+	work := t.TempDir()
+	live := replayConfig(t, work, "live")
+	candidate := replayConfig(t, work, "candidate")
+
+	stop := serveReplayPolicies(t, work, "live")
+	replayTraffic(t, "replay-1-a", "replay-1-b")
+	stop()
+	stop = serveReplayPolicies(t, work, "candidate")
+	replayTraffic(t, "replay-2-a", "replay-2-b")
+	stop()
+	if err := cluster.client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx(t), "tollgate-replay", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	phase1 := splitAuditLog(t, work, "replay-1-")
+	phase2 := splitAuditLog(t, work, "replay-2-")
+
+	// Phase 1 replayed with the live policies: the live decisions.
+	out, code := runReplay(t, "-c", live, "-f", phase1, "--events", filepath.Join(work, "live.jsonl"))
+	t.Logf("tollgate replay -c live -f phase-1.log:\n%s", out)
+	if code != 3 {
+		t.Errorf("exit %d, want 3: the Secret, logged at Metadata level, is set aside", code)
+	}
+	if !strings.Contains(out, "level Metadata: the event holds no object") {
+		t.Errorf("the Metadata event is not named as set aside")
+	}
+	got1 := readDecisions(t, filepath.Join(work, "live.jsonl"))
+	denied := sameAsLive(t, "phase 1, live policies", got1)
+	ops := map[string]int{}
+	for _, d := range got1 {
+		ops[d.Operation]++
+		if d.DryRun {
+			ops["dry run"]++
+		}
+		if d.Name == "app" && d.Operation == "CREATE" && d.Namespace == "replay-1-b" && !d.Mutated {
+			t.Errorf("Pod replay-1-b/app: replay did not inject the sidecar the live webhook injected")
+		}
+	}
+	for _, op := range []string{"CREATE", "UPDATE", "DELETE", "CONNECT", "dry run"} {
+		if ops[op] == 0 {
+			t.Errorf("no %s replayed: %v", op, ops)
+		}
+	}
+	t.Logf("phase 1: %d requests replayed (%v), %d denied, every decision and message as live", len(got1), ops, denied)
+
+	// Phase 2 replayed with the candidate policies: its live decisions.
+	if _, code := runReplay(t, "-c", candidate, "-f", phase2, "--events", filepath.Join(work, "candidate-live.jsonl")); code != 3 {
+		t.Errorf("phase 2: exit %d, want 3", code)
+	}
+	got2 := readDecisions(t, filepath.Join(work, "candidate-live.jsonl"))
+	sameAsLive(t, "phase 2, candidate policies", got2)
+
+	// Phase 1 with the candidate: what phase 2 saw live, request by request.
+	out, _ = runReplay(t, "-c", live, "--diff-config", candidate, "-f", phase1, "--events", filepath.Join(work, "diff.jsonl"))
+	t.Logf("tollgate replay -c live --diff-config candidate -f phase-1.log:\n%s", out)
+	diff := readDecisions(t, filepath.Join(work, "diff.jsonl"))
+	if len(diff) != len(got2) {
+		t.Fatalf("%d requests replayed from phase 1, %d from phase 2: the traffic differs", len(diff), len(got2))
+	}
+	changed := 0
+	for i, d := range diff {
+		p2 := got2[i]
+		if d.Verb != p2.Verb || d.Resource != p2.Resource || d.Name != p2.Name {
+			t.Fatalf("request %d: %s %s %s in phase 1, %s %s %s in phase 2", i, d.Verb, d.Resource, d.Name, p2.Verb, p2.Resource, p2.Name)
+		}
+		want := liveDenial(p2.Live)
+		if d.Candidate == nil {
+			t.Fatalf("request %d: no candidate decision", i)
+		}
+		if d.Candidate.Allowed == (want != "") {
+			t.Errorf("%s %s %s: the candidate replayed allows=%v; live under the candidate: %d %s", d.Verb, d.Resource, d.Name, d.Candidate.Allowed, p2.Live.Code, p2.Live.Message)
+		} else if want != "" && !contains(d.Candidate.Denials, strings.ReplaceAll(want, "replay-2-", "replay-1-")) {
+			t.Errorf("%s %s %s: live under the candidate said %q; the candidate replayed %q", d.Verb, d.Resource, d.Name, want, d.Candidate.Denials)
+		}
+		if d.Allowed != d.Candidate.Allowed {
+			changed++
+		}
+	}
+	if changed < 3 {
+		t.Errorf("the candidate changes %d decisions, want at least 3 (scale to 10, exec by alice, a Service with no owner)", changed)
+	}
+	t.Logf("candidate: %d requests, %d decisions change, each as live under the candidate", len(diff), changed)
+}
+
+// replayDecision is what replay's --events holds, as far as the test reads it.
+type replayDecision struct {
+	Verb, Operation, Resource, Namespace, Name, User string
+	DryRun                                           bool
+	Allowed, Mutated                                 bool
+	Message                                          string
+	Denials                                          []string
+	Candidate                                        *struct {
+		Allowed bool
+		Denials []string
+	}
+	Live struct {
+		Code    int32
+		Message string
+	}
+}
+
+// sameAsLive checks that each replayed decision is the live one, and
+// returns how many were denied.
+func sameAsLive(t *testing.T, what string, ds []replayDecision) int {
+	t.Helper()
+	if len(ds) == 0 {
+		t.Fatalf("%s: nothing replayed", what)
+	}
+	denied := 0
+	for _, d := range ds {
+		want := liveDenial(d.Live)
+		switch {
+		case d.Allowed && want != "":
+			t.Errorf("%s: %s %s %s/%s by %s: replay allows; live denied: %s", what, d.Verb, d.Resource, d.Namespace, d.Name, d.User, want)
+		case !d.Allowed && want == "":
+			t.Errorf("%s: %s %s %s/%s by %s: replay denies (%s); live: %d %s", what, d.Verb, d.Resource, d.Namespace, d.Name, d.User, d.Message, d.Live.Code, d.Live.Message)
+		case !d.Allowed && !contains(d.Denials, want):
+			t.Errorf("%s: %s %s %s/%s: live said %q; replay %q", what, d.Verb, d.Resource, d.Namespace, d.Name, want, d.Denials)
+		case !d.Allowed:
+			denied++
+		}
+	}
+	return denied
+}
+
+// liveDenial is the message of a webhook's denial in the apiserver's
+// answer, "" when no webhook denied.
+func liveDenial(l struct {
+	Code    int32
+	Message string
+}) string {
+	_, msg, ok := strings.Cut(l.Message, "denied the request: ")
+	if !ok || !strings.HasPrefix(l.Message, "admission webhook ") {
+		return ""
+	}
+	return msg
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func readDecisions(t *testing.T, file string) []replayDecision {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []replayDecision
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var d replayDecision
+		if err := json.Unmarshal(line, &d); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func runReplay(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(cluster.bin, append([]string{"replay"}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	if stderr.Len() > 0 {
+		t.Logf("stderr: %s", stderr.String())
+	}
+	return stdout.String(), cmd.ProcessState.ExitCode()
+}
+
+// replayConfig is a directory of tollgate's embedded defaults, which the
+// shared tollgate serves, and the test's policies of one phase.
+func replayConfig(t *testing.T, work, phase string) string {
+	t.Helper()
+	dir := filepath.Join(work, phase)
+	policies, err := os.ReadFile(filepath.Join("testdata", "replay", phase+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"defaults.yaml": policy.DefaultsYAML(), phase + ".yaml": policies} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// serveReplayPolicies runs a second tollgate with the phase's policies
+// alone, registers its webhooks as tollgate-replay, and waits until they
+// decide; stop ends it.
+func serveReplayPolicies(t *testing.T, work, phase string) (stop func()) {
+	t.Helper()
+	config := filepath.Join("testdata", "replay", phase+".yaml")
+	port, err := framework.FreePort("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	logf, err := os.Create(filepath.Join(work, "tollgate-"+phase+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := exec.Command(cluster.bin, "serve", "--config", config, "--listen", addr,
+		"--tls-cert-file", filepath.Join(cluster.servDir, certs.CertFile),
+		"--tls-private-key-file", filepath.Join(cluster.servDir, certs.KeyFile),
+		"--namespace", ownNamespace, "--metrics-listen=")
+	srv.Env, srv.Stdout, srv.Stderr = framework.ProcessEnv(), logf, logf
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stop = func() {
+		_ = srv.Process.Signal(os.Interrupt)
+		_ = srv.Wait()
+		logf.Close()
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			data, _ := os.ReadFile(logf.Name())
+			t.Logf("tollgate %s log:\n%s", phase, data[max(0, len(data)-4000):])
+		}
+	})
+	framework.WaitFor(t, 30*time.Second, "tollgate "+phase+" ready", func() bool {
+		resp, err := httpsClient().Get("https://" + addr + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	manifests, err := exec.Command(cluster.bin, "manifests", "--config", config, "--name", "tollgate-replay",
+		"--url", "https://"+addr, "--ca-file", filepath.Join(cluster.certDir, certs.CAFile), "--namespace", ownNamespace).Output()
+	if err != nil {
+		stop()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			t.Fatalf("tollgate manifests: %v\n%s", err, exit.Stderr)
+		}
+		t.Fatalf("tollgate manifests: %v", err)
+	}
+	webhooks := cluster.client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	_ = webhooks.Delete(ctx(t), "tollgate-replay", metav1.DeleteOptions{})
+	applyValidating(t, manifests)
+	// In effect once a dry run the phase's policies alone deny is denied.
+	if err := ensureNamespace("replay-warmup", map[string]string{"replay-e2e": "yes"}); err != nil {
+		t.Fatal(err)
+	}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "probe"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe"}}
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	framework.WaitFor(t, 30*time.Second, "the "+phase+" webhooks in effect", func() bool {
+		_, errCM := cluster.client.CoreV1().ConfigMaps("replay-warmup").Create(context.Background(), cm, dry)
+		_, errSvc := cluster.client.CoreV1().Services("replay-warmup").Create(context.Background(), svc, dry)
+		if phase == "live" {
+			return errCM != nil && errSvc == nil
+		}
+		return errCM != nil && errSvc != nil
+	})
+	return stop
+}
+
+// replayTraffic is the scripted traffic of one phase: a, a namespace
+// under the phase's policies; b, one with sidecar injection as well.
+// Requests the policies deny are part of it: their errors are expected.
+func replayTraffic(t *testing.T, a, b string) {
+	t.Helper()
+	c := context.Background()
+	for _, ns := range []struct {
+		name   string
+		labels map[string]string
+	}{{a, map[string]string{"replay-e2e": "yes"}}, {b, map[string]string{"replay-e2e": "yes", "sidecar-injection": "enabled"}}} {
+		if err := ensureNamespace(ns.name, ns.labels); err != nil {
+			t.Fatal(err)
+		}
+	}
+	alice, bob, ci := as(t, "alice", "dev"), as(t, "bob", "ops"), as(t, "system:serviceaccount:"+a+":ci", "system:serviceaccounts")
+	team := map[string]string{"team": "web"}
+	cm := func(name string, labels map[string]string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Data: map[string]string{"k": "v"}}
+	}
+	create := metav1.CreateOptions{}
+	steps := []func() error{
+		func() error {
+			_, err := alice.CoreV1().ConfigMaps(a).Create(c, cm("settings", team), create)
+			return err
+		},
+		func() error { _, err := alice.CoreV1().ConfigMaps(a).Create(c, cm("orphan", nil), create); return err },
+		func() error {
+			_, err := ci.CoreV1().ConfigMaps(a).Create(c, cm("dry", nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return err
+		},
+		func() error {
+			_, err := ci.CoreV1().ConfigMaps(a).Create(c, cm("protected", map[string]string{"team": "web", "protected": "true"}), create)
+			return err
+		},
+		func() error { // an update that removes the label: denied
+			got, err := bob.CoreV1().ConfigMaps(a).Get(c, "settings", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			got.Labels = nil
+			_, err = bob.CoreV1().ConfigMaps(a).Update(c, got, metav1.UpdateOptions{})
+			return err
+		},
+		func() error {
+			_, err := bob.CoreV1().ConfigMaps(a).Patch(c, "settings", types.MergePatchType, []byte(`{"metadata":{"labels":{"tier":"1"}}}`), metav1.PatchOptions{})
+			return err
+		},
+		func() error { // a JSON patch that removes the label: denied, so replay applies it
+			_, err := bob.CoreV1().ConfigMaps(a).Patch(c, "settings", types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/labels/team"}]`), metav1.PatchOptions{})
+			return err
+		},
+		func() error {
+			_, err := alice.CoreV1().ConfigMaps(a).Patch(c, "settings", types.StrategicMergePatchType, []byte(`{"data":{"k":"w"}}`), metav1.PatchOptions{})
+			return err
+		},
+		func() error { // logged at Metadata level: set aside by replay
+			_, err := alice.CoreV1().Secrets(a).Create(c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "token"}}, create)
+			return err
+		},
+		func() error { _, err := ci.AppsV1().Deployments(a).Create(c, deployment("web", 2), create); return err },
+		func() error {
+			_, err := ci.AppsV1().Deployments(a).Patch(c, "web", types.MergePatchType, []byte(`{"spec":{"replicas":10}}`), metav1.PatchOptions{})
+			return err
+		},
+		func() error {
+			got, err := alice.AppsV1().Deployments(a).Get(c, "web", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			got.Spec.Replicas = ptrTo(int32(3))
+			_, err = alice.AppsV1().Deployments(a).Update(c, got, metav1.UpdateOptions{})
+			return err
+		},
+		func() error {
+			_, err := cluster.client.CoreV1().Pods(b).Create(c, framework.Pod("app", env("dev"), nil), create)
+			return err
+		},
+		func() error {
+			_, err := cluster.client.CoreV1().Pods(a).Create(c, framework.Pod("bare", nil, nil), create)
+			return err
+		},
+		func() error { return execIn(c, bob, b, "app") },
+		func() error { return execIn(c, alice, b, "app") },
+		func() error {
+			svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "api"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+			_, err := alice.CoreV1().Services(a).Create(c, svc, create)
+			return err
+		},
+		func() error { return bob.CoreV1().ConfigMaps(a).Delete(c, "protected", metav1.DeleteOptions{}) },
+		func() error { return bob.CoreV1().ConfigMaps(a).Delete(c, "settings", metav1.DeleteOptions{}) },
+		func() error {
+			_, err := cluster.client.CoreV1().Pods(b).Patch(c, "app", types.StrategicMergePatchType, []byte(`{"metadata":{"labels":{"environment":"prod"}}}`), metav1.PatchOptions{})
+			return err
+		},
+		func() error { return cluster.client.CoreV1().Pods(b).Delete(c, "app", metav1.DeleteOptions{}) },
+	}
+	for i, step := range steps {
+		if err := step(); err != nil {
+			t.Logf("%s step %d: %v", a, i+1, err)
+		}
+	}
+}
+
+// as is a client that impersonates user (with system:masters, so that
+// only admission refuses it).
+func as(t *testing.T, user, group string) kubernetes.Interface {
+	t.Helper()
+	cfg := rest.CopyConfig(cluster.restConfig)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{group, "system:masters"}}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
+}
+
+// execIn asks to exec into a Pod: admission decides the CONNECT; with no
+// kubelet, an admitted one then fails to reach the Pod.
+func execIn(c context.Context, client kubernetes.Interface, ns, pod string) error {
+	return client.CoreV1().RESTClient().Post().Namespace(ns).Resource("pods").Name(pod).SubResource("exec").
+		Param("command", "ls").Param("stdout", "true").Param("container", "app").Do(c).Error()
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// applyValidating creates the ValidatingWebhookConfiguration that
+// `tollgate manifests` printed, decoded strictly.
+func applyValidating(t *testing.T, manifests []byte) {
+	t.Helper()
+	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(manifests)))
+	created := 0
+	for {
+		doc, err := reader.Read()
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		obj, _, err := decoder.Decode(doc, nil, nil)
+		if err != nil {
+			t.Fatalf("manifests do not decode strictly: %v", err)
+		}
+		v, ok := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration)
+		if !ok {
+			t.Fatalf("unexpected %T in the manifests of validating policies", obj)
+		}
+		if _, err := cluster.client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx(t), v, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
+			t.Fatal(err)
+		}
+		created++
+	}
+	if created != 1 {
+		t.Fatalf("%d configurations in the manifests, want 1", created)
+	}
+}
+
+// splitAuditLog writes the events of one phase's namespaces (and of the
+// Namespaces themselves) to a file of their own, in order.
+func splitAuditLog(t *testing.T, work, prefix string) string {
+	t.Helper()
+	in, err := os.Open(cluster.auditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	path := filepath.Join(work, prefix+"audit.log")
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	r := bufio.NewReaderSize(in, 1<<20)
+	n := 0
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			var ev struct {
+				ObjectRef *struct{ Namespace, Name, Resource string }
+			}
+			if json.Unmarshal(line, &ev) == nil && ev.ObjectRef != nil &&
+				(strings.HasPrefix(ev.ObjectRef.Namespace, prefix) || ev.ObjectRef.Resource == "namespaces" && strings.HasPrefix(ev.ObjectRef.Name, prefix)) {
+				if _, err := out.Write(line); err != nil {
+					t.Fatal(err)
+				}
+				n++
+			}
+		}
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no event of %s* in %s", prefix, cluster.auditLog)
+	}
+	return path
+}
