@@ -190,11 +190,12 @@ func one(ctx context.Context, eng *engine.Engine, obj *manifest.Object, old map[
 		f.Err = fmt.Errorf("%s: %w", obj.Where(), err)
 		return f
 	}
+	defaulted := req.Object()
 	d := Decide(ctx, eng, req, obj.GVK)
 	if d.Err != nil {
 		d.Err = fmt.Errorf("%s: %w", obj.Where(), d.Err)
 	}
-	d.Object, d.FieldWarnings, d.Defaulted = obj, warnings, req.Object()
+	d.Object, d.FieldWarnings, d.Defaulted = obj, warnings, defaulted
 	return d
 }
 

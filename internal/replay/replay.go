@@ -11,6 +11,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -163,6 +165,7 @@ func (r *Replayer) line(ctx context.Context, l Line) {
 // Summary is the replay's result so far: counts, and the tallies sorted.
 func (r *Replayer) Summary() *Summary {
 	r.summary.Policies = r.policies.sorted()
+	r.summary.UnknownNamespaces = slices.Sorted(maps.Keys(r.store.unknown))
 	if r.other != nil {
 		r.summary.Diff.Policies = changes(r.policies, r.other, r.cfg.Examples)
 		r.summary.Diff.CandidatePolicies = r.other.sorted()

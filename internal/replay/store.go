@@ -21,6 +21,8 @@ type store struct {
 	given  map[string]map[string]string
 	// keep says which resources' objects are kept.
 	keep func(schema.GroupResource) bool
+	// unknown are the namespaces looked up that neither held.
+	unknown map[string]bool
 }
 
 type objectKey struct {
@@ -29,7 +31,7 @@ type objectKey struct {
 }
 
 func newStore(given map[string]map[string]string, keep func(schema.GroupResource) bool) *store {
-	return &store{objects: map[objectKey][]byte{}, labels: map[string]map[string]string{}, given: given, keep: keep}
+	return &store{objects: map[objectKey][]byte{}, labels: map[string]map[string]string{}, given: given, keep: keep, unknown: map[string]bool{}}
 }
 
 func keyOf(ref *auditv1.ObjectReference) objectKey {
@@ -78,6 +80,7 @@ func (s *store) namespace(name string) (*corev1.Namespace, bool) {
 	if l, ok := s.given[name]; ok {
 		return namespaces.Of(name, l), true
 	}
+	s.unknown[name] = true
 	return namespaces.Of(name, nil), false
 }
 

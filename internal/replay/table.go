@@ -46,6 +46,9 @@ func Table(w io.Writer, s *Summary) error {
 			fmt.Fprintf(tw, "malformed\t%d\t%s\t%s\n", r.Count, r.First, r.Reason)
 		}
 	}
+	if len(s.UnknownNamespaces) > 0 {
+		fmt.Fprintf(tw, "\nNamespaces the log does not show created, none given (--namespaces): policies saw only their name label: %s\n", strings.Join(s.UnknownNamespaces, ", "))
+	}
 	if d := s.Diff; d != nil {
 		fmt.Fprintf(tw, "\nWith the candidate policies: %d newly denied, %d no longer denied, %d denied in other words, %d with other warnings.\n",
 			d.NewlyDenied, d.NoLongerDenied, d.MessageChanged, d.WarningsChanged)

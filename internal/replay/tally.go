@@ -33,6 +33,10 @@ type Summary struct {
 	NotReplayable []*Reason `json:"notReplayable,omitempty"`
 	// Malformed are lines that hold no event.
 	Malformed []*Reason `json:"malformed,omitempty"`
+	// UnknownNamespaces were looked up for a namespace selector or
+	// namespaceObject, but the log does not show them created or changed
+	// and none was given: policies saw only their name label.
+	UnknownNamespaces []string `json:"unknownNamespaces,omitempty"`
 	// Policies are the tallies of each policy that denied, warned, audited
 	// or erred.
 	Policies []*Tally `json:"policies"`
