@@ -126,10 +126,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	var line []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if len(line)+len(chunk) <= MaxLine {
-			line = append(line, chunk...)
-		} else {
-			line = line[:0:0]
+		if len(line)+len(chunk) > MaxLine {
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = br.ReadSlice('\n')
 			}
@@ -138,6 +135,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 			}
 			return nil, err
 		}
+		line = append(line, chunk...)
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}

@@ -226,6 +226,17 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a line over 64 MiB", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "audit.log")
+		long := append(bytes.Repeat([]byte("x"), MaxLine+1), '\n')
+		if err := os.WriteFile(file, append(long, data...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, _ := replayFiles(t, Config{Set: set}, file)
+		if len(s.Malformed) != 1 || s.Malformed[0].First != file+":1" || s.Malformed[0].Reason != "line longer than 64 MiB" || s.Replayed != want.Replayed {
+			t.Errorf("malformed %s, %d replayed; want the first line, then %d replayed", show(s.Malformed), s.Replayed, want.Replayed)
+		}
+	})
 	t.Run("a 10 MB object", func(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "audit.log")
 		if err := os.WriteFile(file, append(append(huge, '\n'), data...), 0o644); err != nil {
