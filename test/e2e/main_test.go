@@ -3,14 +3,11 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,12 +16,8 @@ import (
 	"testing"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
 	"github.com/tollgate-dev/tollgate/internal/certs"
@@ -192,33 +185,9 @@ func register() error {
 		return fmt.Errorf("tollgate manifests: %w", err)
 	}
 	ctx := context.Background()
-	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(out)))
-	applied := 0
-	for {
-		doc, err := reader.Read()
-		if err == io.EOF {
-			break
-		} else if err != nil {
-			return err
-		}
-		obj, _, err := decoder.Decode(doc, nil, nil)
-		if err != nil {
-			return fmt.Errorf("manifests do not decode strictly: %w", err)
-		}
-		create := metav1.CreateOptions{FieldValidation: "Strict"}
-		switch o := obj.(type) {
-		case *admissionregistrationv1.MutatingWebhookConfiguration:
-			_, err = cluster.client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, o, create)
-		case *admissionregistrationv1.ValidatingWebhookConfiguration:
-			_, err = cluster.client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, o, create)
-		default:
-			return fmt.Errorf("unexpected %T in manifests", obj)
-		}
-		if err != nil {
-			return fmt.Errorf("create %T: %w", obj, err)
-		}
-		applied++
+	applied, err := framework.ApplyWebhooks(ctx, cluster.client, out)
+	if err != nil {
+		return err
 	}
 	if applied != 2 {
 		return fmt.Errorf("manifests held %d configurations, want 2", applied)

@@ -17,12 +17,8 @@ import (
 	"testing"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/tollgate-dev/tollgate/internal/certs"
 	"github.com/tollgate-dev/tollgate/internal/policy"
@@ -325,7 +321,9 @@ func serveReplayPolicies(t *testing.T, work, phase string) (stop func()) {
 	}
 	webhooks := cluster.client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
 	_ = webhooks.Delete(ctx(t), "tollgate-replay", metav1.DeleteOptions{})
-	applyValidating(t, manifests)
+	if n, err := framework.ApplyWebhooks(ctx(t), cluster.client, manifests); err != nil || n != 1 {
+		t.Fatalf("%d configurations applied, want 1: %v", n, err)
+	}
 	// In effect once a dry run the phase's policies alone deny is denied.
 	if err := ensureNamespace("replay-warmup", map[string]string{"replay-e2e": "yes"}); err != nil {
 		t.Fatal(err)
@@ -342,38 +340,6 @@ func serveReplayPolicies(t *testing.T, work, phase string) (stop func()) {
 		return errCM != nil && errSvc != nil
 	})
 	return stop
-}
-
-// applyValidating creates the ValidatingWebhookConfiguration that
-// `tollgate manifests` printed, decoded strictly.
-func applyValidating(t *testing.T, manifests []byte) {
-	t.Helper()
-	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(manifests)))
-	created := 0
-	for {
-		doc, err := reader.Read()
-		if err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		obj, _, err := decoder.Decode(doc, nil, nil)
-		if err != nil {
-			t.Fatalf("manifests do not decode strictly: %v", err)
-		}
-		v, ok := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration)
-		if !ok {
-			t.Fatalf("unexpected %T in the manifests of validating policies", obj)
-		}
-		if _, err := cluster.client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx(t), v, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
-			t.Fatal(err)
-		}
-		created++
-	}
-	if created != 1 {
-		t.Fatalf("%d configurations in the manifests, want 1", created)
-	}
 }
 
 // splitAuditLog writes the events of one phase's namespaces (and of the

@@ -3,13 +3,11 @@
 package kyvernodiff
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,12 +16,7 @@ import (
 	"testing"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/tollgate-dev/tollgate/internal/certs"
@@ -112,31 +105,9 @@ func startTollgate(t *testing.T, work, kubeconfig string, cases []policyCase) {
 		t.Fatal(err)
 	}
 	client := kubernetes.NewForConfigOrDie(cfg)
-	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(out)))
 	ctx := context.Background()
-	for {
-		doc, err := reader.Read()
-		if err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		obj, _, err := decoder.Decode(doc, nil, nil)
-		if err != nil {
-			t.Fatalf("manifests do not decode strictly: %v", err)
-		}
-		switch o := obj.(type) {
-		case *admissionregistrationv1.MutatingWebhookConfiguration:
-			_, err = client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, o, metav1.CreateOptions{})
-		case *admissionregistrationv1.ValidatingWebhookConfiguration:
-			_, err = client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, o, metav1.CreateOptions{})
-		default:
-			err = fmt.Errorf("unexpected %T in manifests", obj)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	if _, err := framework.ApplyWebhooks(ctx, client, out); err != nil {
+		t.Fatal(err)
 	}
 }
 
