@@ -16,13 +16,17 @@ func newLintCommand() *cobra.Command {
 		Use:   "lint -c POLICIES",
 		Short: "Load and check policies, reporting every problem",
 		Long: "Prints every problem with file, document and field path, and warns about PolicyExceptions that\n" +
-			"expire within a week or can never exempt anything. Exit status: 0 clean (warnings allowed), 1 problems found.",
+			"expire within a week or can never exempt anything. Exit status: 0 clean (warnings allowed), 1 problems found, 2 a path that cannot be\n" +
+			"read or holds no policy.",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if config == "" {
 				return usageError(errors.New("give the policies with -c"))
 			}
 			set, err := policy.LoadPath(config)
+			if policy.Unreadable(err) {
+				return usageError(err)
+			}
 			if err != nil {
 				problems := flatten(err)
 				for _, p := range problems {

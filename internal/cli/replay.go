@@ -76,9 +76,12 @@ func (o *replayOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return usageError(fmt.Errorf("--reports-api: %w", err))
 	}
-	files, err := replay.Files(o.files)
-	if err != nil {
-		return usageError(err)
+	// Each path is expanded on its own: one that holds no event is refused by name.
+	files := make([][]string, len(o.files))
+	for i, p := range o.files {
+		if files[i], err = replay.Files([]string{p}); err != nil {
+			return usageError(err)
+		}
 	}
 	set, err := policy.Load(o.config)
 	if err != nil {
@@ -122,9 +125,21 @@ func (o *replayOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return usageError(err)
 	}
-	for _, f := range files {
-		if err := r.ReadFile(cmd.Context(), f, cmd.InOrStdin()); err != nil {
-			return usageError(err)
+	for i, group := range files {
+		lines := 0
+		for _, f := range group {
+			n, err := r.ReadFile(cmd.Context(), f, cmd.InOrStdin())
+			if err != nil {
+				return usageError(err)
+			}
+			lines += n
+		}
+		if lines == 0 {
+			name := o.files[i]
+			if name == "-" {
+				name = "stdin"
+			}
+			return usageError(fmt.Errorf("%s: no audit event in it", name))
 		}
 	}
 	if events != nil {
@@ -133,9 +148,6 @@ func (o *replayOptions) run(cmd *cobra.Command) error {
 		}
 	}
 	s := r.Summary()
-	if s.Events == 0 && len(s.Malformed) == 0 {
-		return usageError(fmt.Errorf("%v: no audit event in it", o.files))
-	}
 	if err := o.write(cmd.OutOrStdout(), s, r, format); err != nil {
 		return err
 	}

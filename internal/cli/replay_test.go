@@ -51,7 +51,7 @@ func TestReplay(t *testing.T) {
 		{"a candidate", 3, []string{"2 newly denied, 1 no longer denied", "replay-max-replicas   1 -> 0"}, []string{"-c", live, "--diff-config", candidate, "-f", replayLog}},
 		{"no log", 2, []string{"give the audit log with -f"}, []string{"-c", live}},
 		{"an empty directory", 2, []string{empty + ": no file in it"}, []string{"-c", live, "-f", empty}},
-		{"an empty file", 2, []string{blank + "]: no audit event in it"}, []string{"-c", live, "-f", blank}},
+		{"an empty file", 2, []string{blank + ": no audit event in it"}, []string{"-c", live, "-f", blank}},
 		{"a wrong output", 2, []string{`--output "yaml": want table, json or report`}, []string{"-c", live, "-f", replayLog, "-o", "yaml"}},
 	}
 	for _, tc := range cases {

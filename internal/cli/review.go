@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/jsonscan"
+	"github.com/tollgate-dev/tollgate/internal/manifest"
 	"github.com/tollgate-dev/tollgate/internal/offline"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 	"github.com/tollgate-dev/tollgate/internal/webhook"
@@ -40,7 +42,7 @@ func newReviewCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.config, "config", "c", "", policyFlagHelp)
-	f.StringVarP(&o.file, "filename", "f", "", "AdmissionReview JSON file, or - for stdin")
+	f.StringVarP(&o.file, "filename", "f", "", "AdmissionReview JSON file (gzipped if it ends in .gz), or - for stdin")
 	f.StringVar(&o.path, "path", "", "review path, e.g. /validate/require-environment (default: the only one)")
 	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "tollgate's own namespace, as for serve")
 	addFastPathFlag(f, &o.noFastPath)
@@ -53,24 +55,30 @@ func (o *reviewOptions) run(cmd *cobra.Command) error {
 	if o.file == "" {
 		return usageError(errors.New("give the review with -f"))
 	}
+	var body []byte
+	var err error
+	name := o.file
+	if o.file == "-" {
+		body, err = io.ReadAll(cmd.InOrStdin())
+		name = "stdin"
+	} else {
+		body, err = manifest.ReadFile(o.file)
+	}
+	if err != nil {
+		return usageError(err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return usageError(fmt.Errorf("%s: empty: no AdmissionReview in it", name))
+	}
+	if err := notRepeating(body); err != nil {
+		return usageError(err)
+	}
 	set, err := policy.Load(o.config)
 	if err != nil {
 		return usageError(fmt.Errorf("load policies: %w", err))
 	}
 	group, err := pickGroup(set, o.path)
 	if err != nil {
-		return usageError(err)
-	}
-	var body []byte
-	if o.file == "-" {
-		body, err = io.ReadAll(cmd.InOrStdin())
-	} else {
-		body, err = os.ReadFile(o.file)
-	}
-	if err != nil {
-		return usageError(err)
-	}
-	if err := notRepeating(body); err != nil {
 		return usageError(err)
 	}
 	ext, err := offline.ExternalFor(cmd.Context(), set, offline.Input{ParamPaths: o.params, ReferencePaths: o.references})

@@ -103,30 +103,39 @@ func readFile(f string, stdin io.Reader) (data []byte, name string, err error) {
 		data, err = io.ReadAll(stdin)
 		return data, "<stdin>", err
 	}
-	if data, err = os.ReadFile(f); err != nil || !strings.EqualFold(filepath.Ext(f), ".gz") {
-		return data, f, err
+	data, err = ReadFile(f)
+	return data, f, err
+}
+
+// ReadFile reads a file, gunzipped when its name ends in .gz, bounded so
+// that a small file cannot expand without end. Every command that reads
+// a user's file reads it here.
+func ReadFile(f string) ([]byte, error) {
+	data, err := os.ReadFile(f)
+	if err != nil || !strings.EqualFold(filepath.Ext(f), ".gz") {
+		return data, err
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
-		return nil, f, fmt.Errorf("%s: read as gzip, as its name ends in .gz: %w", f, err)
+		return nil, fmt.Errorf("%s: read as gzip, as its name ends in .gz: %w", f, err)
 	}
 	defer zr.Close()
 	if data, err = io.ReadAll(io.LimitReader(zr, maxGunzipped+1)); err != nil {
-		return nil, f, fmt.Errorf("%s: read as gzip, as its name ends in .gz: %w", f, err)
+		return nil, fmt.Errorf("%s: read as gzip, as its name ends in .gz: %w", f, err)
 	}
 	if len(data) > maxGunzipped {
-		return nil, f, fmt.Errorf("%s: more than %d MiB gunzipped", f, maxGunzipped>>20)
+		return nil, fmt.Errorf("%s: more than %d MiB gunzipped", f, maxGunzipped>>20)
 	}
-	return data, f, nil
+	return data, nil
 }
 
 // maxGunzipped bounds what one gzipped file may hold, so that a small
 // file cannot expand without end.
 const maxGunzipped = 1 << 30
 
-// manifestFile tells whether a file in a directory is read: .yaml, .yml
-// or .json, or one of them gzipped.
-func manifestFile(name string) bool {
+// IsFile tells whether a file in a directory is read: .yaml, .yml or
+// .json, or one of them gzipped.
+func IsFile(name string) bool {
 	name = strings.ToLower(name)
 	name = strings.TrimSuffix(name, ".gz")
 	switch filepath.Ext(name) {
@@ -155,7 +164,7 @@ func expand(path string) ([]string, error) {
 		if d.IsDir() && p != path && strings.HasPrefix(d.Name(), ".") {
 			return filepath.SkipDir
 		}
-		if !d.IsDir() && manifestFile(d.Name()) {
+		if !d.IsDir() && IsFile(d.Name()) {
 			files = append(files, p)
 		}
 		return nil

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,10 +18,31 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/internal/exception"
+	"github.com/tollgate-dev/tollgate/internal/manifest"
 )
 
+// ErrNoPolicies is the error of a path that holds no policy: a mistyped
+// directory must not pass as a set of nothing.
+var ErrNoPolicies = errors.New("no policies found")
+
+// ReadError is a path that could not be read: missing, unreadable, or not
+// the gzip its name says. Commands refuse it as bad input, not as a
+// problem of the policies.
+type ReadError struct{ Err error }
+
+func (e *ReadError) Error() string { return e.Err.Error() }
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// Unreadable tells whether err says the policies' path could not be read
+// or holds no policy, rather than that the policies have problems.
+func Unreadable(err error) bool {
+	var r *ReadError
+	return errors.Is(err, ErrNoPolicies) || errors.As(err, &r)
+}
+
 // LoadPath reads a policy file, or every .yaml, .yml and .json file of a
-// directory (not recursing, in name order), and verifies the whole set.
+// directory (not recursing, in name order), each of them gzipped too
+// (.yaml.gz and so on), and verifies the whole set.
 func LoadPath(path string) (*Set, error) {
 	files, err := policyFiles(path)
 	if err != nil {
@@ -33,9 +53,9 @@ func LoadPath(path string) (*Set, error) {
 	var exceptions []*exception.Exception
 	var errs []error
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := manifest.ReadFile(f)
 		if err != nil {
-			return nil, fmt.Errorf("read policy file: %w", err)
+			return nil, &ReadError{fmt.Errorf("read policy file: %w", err)}
 		}
 		ps, exs, objs, err := ParseAll(f, data)
 		if err != nil {
@@ -50,7 +70,10 @@ func LoadPath(path string) (*Set, error) {
 		errs = append(errs, err)
 	}
 	if len(all) == 0 && len(errs) == 0 {
-		return nil, fmt.Errorf("%s: no policies found", path)
+		if len(files) == 0 {
+			return nil, fmt.Errorf("%s: %w: no .yaml, .yml or .json file in it (gzipped or not)", path, ErrNoPolicies)
+		}
+		return nil, fmt.Errorf("%s: %w: no document in it is a policy", path, ErrNoPolicies)
 	}
 	// Verify across the policies that did load too, so one run reports everything.
 	set, err := NewSet(all)
@@ -70,20 +93,19 @@ func LoadPath(path string) (*Set, error) {
 func policyFiles(path string) ([]string, error) {
 	info, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("policy config: %w", err)
+		return nil, &ReadError{fmt.Errorf("policy config: %w", err)}
 	}
 	if !info.IsDir() {
 		return []string{path}, nil
 	}
 	entries, err := os.ReadDir(path)
 	if err != nil {
-		return nil, fmt.Errorf("policy config: %w", err)
+		return nil, &ReadError{fmt.Errorf("policy config: %w", err)}
 	}
 	var files []string
 	for _, e := range entries {
-		ext := strings.ToLower(filepath.Ext(e.Name()))
 		// Kubernetes ConfigMap volumes hold dot-prefixed bookkeeping entries; skip them.
-		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || !slices.Contains([]string{".yaml", ".yml", ".json"}, ext) {
+		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || !manifest.IsFile(e.Name()) {
 			continue
 		}
 		files = append(files, filepath.Join(path, e.Name()))

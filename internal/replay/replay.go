@@ -81,10 +81,12 @@ func New(cfg Config) (*Replayer, error) {
 	return r, nil
 }
 
-// ReadFile replays one file (or "-", stdin) in order. Its error is for a
-// file that cannot be read; bad lines are counted in the summary.
-func (r *Replayer) ReadFile(ctx context.Context, file string, stdin io.Reader) error {
+// ReadFile replays one file (or "-", stdin) in order, and says how many
+// lines it held that were events or malformed. Its error is for a file
+// that cannot be read; bad lines are counted in the summary.
+func (r *Replayer) ReadFile(ctx context.Context, file string, stdin io.Reader) (int, error) {
 	var stop error
+	lines := 0
 	_, err := Read(file, stdin, func(l Line) {
 		if stop != nil {
 			return
@@ -92,10 +94,11 @@ func (r *Replayer) ReadFile(ctx context.Context, file string, stdin io.Reader) e
 		if stop = ctx.Err(); stop != nil {
 			return
 		}
+		lines++
 		r.line(ctx, l)
 	})
 	r.summary.Files++
-	return errors.Join(err, stop)
+	return lines, errors.Join(err, stop)
 }
 
 func (r *Replayer) line(ctx context.Context, l Line) {

@@ -50,7 +50,7 @@ func replayFiles(t testing.TB, cfg Config, files ...string) (*Summary, []*Decisi
 		t.Fatal(err)
 	}
 	for _, f := range files {
-		if err := r.ReadFile(context.Background(), f, nil); err != nil {
+		if _, err := r.ReadFile(context.Background(), f, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -3,7 +3,6 @@ package suite
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -119,7 +118,7 @@ func kyvernoCheck(file string, r kyvernoResult, f *offline.Finding, kinds *manif
 func (k *kyvernoSuite) loadExceptions(rel func(string) string) ([]*exception.Exception, error) {
 	var out []*exception.Exception
 	for _, f := range k.exceptions {
-		data, err := os.ReadFile(rel(f))
+		data, err := manifest.ReadFile(rel(f))
 		if err != nil {
 			return nil, fmt.Errorf("exceptions: %w", err)
 		}

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -320,7 +319,7 @@ const notApplicable = "the policy does not apply to this resource"
 
 // comparePatched checks the mutated resource against the expected file, as data.
 func comparePatched(file string, f *offline.Finding) string {
-	data, err := os.ReadFile(file)
+	data, err := manifest.ReadFile(file)
 	if err != nil {
 		return err.Error()
 	}

@@ -3,15 +3,15 @@ package suite
 import (
 	"errors"
 	"fmt"
-	"os"
 
+	"github.com/tollgate-dev/tollgate/internal/manifest"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
 // readJSON reads a YAML file as JSON; a YAML error names the file.
 func readJSON(file string) ([]byte, error) {
-	data, err := os.ReadFile(file)
+	data, err := manifest.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
