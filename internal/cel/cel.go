@@ -78,6 +78,7 @@ type Program struct {
 	byName          map[string]*variable
 	spec            Spec
 	path            *field.Path
+	envs            *environment.EnvSet // compiled in; nil: the base environment
 	apiserver       struct {
 		once      sync.Once
 		validator validating.Validator
@@ -99,14 +100,18 @@ var fail = admissionregistrationv1.Fail
 // Compile compiles every expression of spec, reporting each that does not
 // compile with its field path (under path) and the compiler's message.
 func Compile(spec Spec, path *field.Path) (*Program, field.ErrorList) {
-	p, _, errs := compile(spec, path)
+	p, _, errs := compile(spec, path, nil)
 	return p, errs
 }
 
-// compile compiles spec for validate, and returns the apiserver's
-// validator of it, which EvaluateTracked runs.
-func compile(spec Spec, path *field.Path) (*Program, validating.Validator, field.ErrorList) {
-	envs := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion())
+// compile compiles spec for validate in envs (nil: the apiserver's base
+// environment), and returns the apiserver's validator of it, which
+// EvaluateTracked runs.
+func compile(spec Spec, path *field.Path, in *environment.EnvSet) (*Program, validating.Validator, field.ErrorList) {
+	envs := in
+	if envs == nil {
+		envs = environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion())
+	}
 	if len(spec.References) > 0 {
 		var err error
 		if envs, err = envs.Extend(referenceOptions()); err != nil {
@@ -121,7 +126,7 @@ func compile(spec Spec, path *field.Path) (*Program, validating.Validator, field
 	// none yet, so an expression using it fails at evaluation (failurePolicy).
 	decls := plugincel.OptionalVariableDeclarations{HasAuthorizer: true}
 	var errs field.ErrorList
-	p := &Program{byName: map[string]*variable{}, spec: spec, path: path}
+	p := &Program{byName: map[string]*variable{}, spec: spec, path: path, envs: in}
 	// every expression planned untracked; never with references, whose
 	// lookups the fast path's bounds do not know
 	planned := len(spec.References) == 0
@@ -252,7 +257,7 @@ func (p *Program) Evaluate(ctx context.Context, in *Input) Verdict {
 // (validator.Validate, compiled on first use): what the tests
 // hold Evaluate to.
 func (p *Program) EvaluateTracked(ctx context.Context, in *Input) Verdict {
-	p.apiserver.once.Do(func() { _, p.apiserver.validator, _ = compile(p.spec, p.path) })
+	p.apiserver.once.Do(func() { _, p.apiserver.validator, _ = compile(p.spec, p.path, p.envs) })
 	return p.evaluate(ctx, in, func(ctx context.Context, in *Input) []validating.PolicyDecision {
 		return p.apiserver.validator.Validate(ctx, in.Resource, in.versioned(), nil, in.NamespaceObject, celconfig.RuntimeCELCostBudget, nil).Decisions
 	})

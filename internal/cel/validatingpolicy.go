@@ -37,15 +37,12 @@ type VAP struct {
 // conditions, not for message expressions), reporting every expression that
 // does not compile with its field path.
 func CompileVAP(vap *admissionregistrationv1.ValidatingAdmissionPolicy) (*VAP, field.ErrorList) {
-	v, errs := CompileVAPIn(vap, environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()), false)
-	if v != nil {
-		v.fast, v.notFast = fastVAP(vap)
-	}
-	return v, errs
+	return CompileVAPIn(vap, environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()), false)
 }
 
 // CompileVAPIn compiles vap as CompileVAP does, in envs; params declares
 // params without a paramKind (Kyverno's exceptions, see package kyverno).
+// It is planned for the fast path in envs too.
 func CompileVAPIn(vap *admissionregistrationv1.ValidatingAdmissionPolicy, envs *environment.EnvSet, params bool) (*VAP, field.ErrorList) {
 	compiler, err := plugincel.NewCompositedCompiler(envs)
 	spec := field.NewPath("spec")
@@ -104,8 +101,9 @@ func CompileVAPIn(vap *admissionregistrationv1.ValidatingAdmissionPolicy, envs *
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	return &VAP{validator: validator, matcher: matcher, UsesNamespaceObject: analysis.Uses("namespaceObject", Expressions(vap)...),
-		notFast: "compiled in another environment (Kyverno's)"}, nil
+	v := &VAP{validator: validator, matcher: matcher, UsesNamespaceObject: analysis.Uses("namespaceObject", Expressions(vap)...)}
+	v.fast, v.notFast = fastVAP(vap, envs, params)
+	return v, nil
 }
 
 // Expressions are every CEL expression of a ValidatingAdmissionPolicy.

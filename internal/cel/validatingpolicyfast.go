@@ -6,6 +6,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	"k8s.io/apiserver/pkg/cel/environment"
 
 	"github.com/tollgate-dev/tollgate/internal/cel/analysis"
 )
@@ -17,11 +18,12 @@ import (
 // budget, a plan that gives way) goes to the apiserver's validator,
 // whose words and failurePolicy decide.
 
-// fastVAP is the policy's Program when the fast path can decide it alone,
-// with why not otherwise.
-func fastVAP(vap *admissionregistrationv1.ValidatingAdmissionPolicy) (*Program, string) {
+// fastVAP is the policy's Program, compiled in envs, when the fast path
+// can decide it alone, with why not otherwise. params: the policy's
+// expressions read params without a paramKind (Kyverno's exceptions).
+func fastVAP(vap *admissionregistrationv1.ValidatingAdmissionPolicy, envs *environment.EnvSet, params bool) (*Program, string) {
 	switch {
-	case vap.Spec.ParamKind != nil:
+	case vap.Spec.ParamKind != nil || params:
 		return nil, "params"
 	case len(vap.Spec.MatchConditions) > 0:
 		return nil, "matchConditions"
@@ -41,7 +43,7 @@ func fastVAP(vap *admissionregistrationv1.ValidatingAdmissionPolicy) (*Program, 
 		}
 		spec.Validations = append(spec.Validations, val)
 	}
-	p, errs := Compile(spec, field.NewPath("spec"))
+	p, _, errs := compile(spec, field.NewPath("spec"), envs)
 	switch {
 	case len(errs) > 0:
 		return nil, "compile: " + errs.ToAggregate().Error()
@@ -71,3 +73,7 @@ func (v *VAP) Decide(ctx context.Context, in *Input) (res validating.ValidateRes
 	}
 	return validating.ValidateResult{Decisions: d}, true
 }
+
+// Direct tells whether every validation of the policy has a plan for the
+// fast path's direct evaluator, which decides without CEL values.
+func (v *VAP) Direct() bool { return v.fast != nil && v.fast.fast.Direct() }

@@ -8,6 +8,8 @@ import (
 	"github.com/google/cel-go/ext"
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apiserver/pkg/cel/environment"
+
+	celbound "github.com/tollgate-dev/tollgate/internal/cel/bound"
 )
 
 // env is Kyverno's environment, with its resource library on lib
@@ -23,8 +25,8 @@ func env(lib *library) (*environment.EnvSet, error) {
 			ext.Protos(),
 			ext.Regex(ext.RegexVersion(1)),
 			celgo.Macros(celgo.ReceiverMacro("orValue", 1, orValueCompatMacro)),
-			celgo.Function("__orValueCompat__",
-				celgo.Overload("__orValueCompat___dyn_dyn", []*celgo.Type{celgo.DynType, celgo.DynType}, celgo.DynType,
+			celgo.Function(celbound.OrValueCompat,
+				celgo.Overload(celbound.OrValueCompat+"_dyn_dyn", []*celgo.Type{celgo.DynType, celgo.DynType}, celgo.DynType,
 					celgo.BinaryBinding(orValueCompat))),
 		},
 	}}
@@ -37,7 +39,7 @@ func env(lib *library) (*environment.EnvSet, error) {
 // orValueCompatMacro rewrites x.orValue(y) to __orValueCompat__(x, y), as
 // Kyverno's orValueCompatMacro does.
 func orValueCompatMacro(eh celgo.MacroExprFactory, target celast.Expr, args []celast.Expr) (celast.Expr, *celgo.Error) {
-	return eh.NewCall("__orValueCompat__", target, args[0]), nil
+	return eh.NewCall(celbound.OrValueCompat, target, args[0]), nil
 }
 
 // orValueCompat is Kyverno's __orValueCompat__: an optional's value or y

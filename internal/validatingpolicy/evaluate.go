@@ -86,21 +86,31 @@ var objectInterfaces = k8sadmission.NewObjectInterfacesFromScheme(runtime.NewSch
 // gives the policy's params and the authorizer. A Kyverno policy's
 // PolicyExceptions apply if in force at now.
 func Evaluate(ctx context.Context, n *Policy, rv *admissionpolicy.Review, namespaces namespaces.Func, ext external.Sources, now time.Time) (Decision, error) {
-	out, err := evaluate(ctx, n, rv, namespaces, ext, now)
+	// Why the policy's matchConstraints miss is worded only when no
+	// autogen policy matches either (it costs more than the match).
+	explain := len(n.Autogen) == 0
+	out, err := evaluate(ctx, n, rv, namespaces, ext, now, explain)
 	if err != nil || out.Matched || out.NotApplied == "" {
 		return out, err
 	}
 	// A Kyverno policy's autogen policies match Pod controllers, which the
 	// policy does not: at most one of them matches.
 	for _, a := range n.Autogen {
-		if o, err := evaluate(ctx, a, rv, namespaces, ext, now); err != nil || o.Matched || o.NotApplied == "" {
+		if o, err := evaluate(ctx, a, rv, namespaces, ext, now, false); err != nil || o.Matched || o.NotApplied == "" {
 			return o, err
 		}
+	}
+	if !explain {
+		return evaluate(ctx, n, rv, namespaces, ext, now, true)
 	}
 	return out, nil
 }
 
-func evaluate(ctx context.Context, n *Policy, rv *admissionpolicy.Review, namespaces namespaces.Func, ext external.Sources, now time.Time) (Decision, error) {
+// unexplained is the NotApplied of a policy whose matchConstraints miss,
+// when why is not worded.
+const unexplained = "matchConstraints do not match"
+
+func evaluate(ctx context.Context, n *Policy, rv *admissionpolicy.Review, namespaces namespaces.Func, ext external.Sources, now time.Time, explain bool) (Decision, error) {
 	n, err := n.ForStore(ext.References)
 	if err != nil {
 		return Decision{}, err
@@ -130,7 +140,10 @@ func evaluate(ctx context.Context, n *Policy, rv *admissionpolicy.Review, namesp
 		return e.finish(), nil
 	}
 	if !matches {
-		e.out.NotApplied = admissionpolicy.PolicyMiss(matcher, attrs, def.Spec.MatchConstraints)
+		e.out.NotApplied = unexplained
+		if explain {
+			e.out.NotApplied = admissionpolicy.PolicyMiss(matcher, attrs, def.Spec.MatchConstraints)
+		}
 		return e.out, nil
 	}
 	e.out.Matched = true
@@ -169,8 +182,9 @@ func evaluate(ctx context.Context, n *Policy, rv *admissionpolicy.Review, namesp
 	}
 	// The objects are decoded for every policy the fast path cannot
 	// decide, whatever else fails, as before it: an object that cannot be
-	// decoded errs alike on both paths.
-	if n.Kyverno != nil || n.Validator.FastPath() != "" {
+	// decoded errs alike on both paths. So they are for a Kyverno policy
+	// whose exceptions, matchConditions or messageExpressions read them.
+	if n.Validator.FastPath() != "" || n.Kyverno != nil && n.KyvernoReadsObjects() {
 		if _, err := versioned(); err != nil {
 			return Decision{}, err
 		}

@@ -13,12 +13,13 @@ import (
 
 // decideFast is the fast path's result for the policy (cel.VAP.Decide):
 // for one without params, matched as the request's own kind and resource
-// (no equivalent version). fast is false when it cannot decide; the
-// apiserver's validator then does.
+// (no equivalent version). A Kyverno policy's param is its exceptions
+// variable: its fast plan exists only when no expression reads it. fast is
+// false when it cannot decide; the apiserver's validator then does.
 func decideFast(ctx context.Context, n *Policy, rv *admissionpolicy.Review, param, exceptions runtime.Object,
 	kind schema.GroupVersionKind, resource schema.GroupVersionResource, ns *corev1.Namespace) (res validating.ValidateResult, fast bool) {
 	req := rv.Request
-	if param != nil || exceptions != nil || n.Kyverno != nil || kind != req.Kind || resource != req.Resource {
+	if (param != nil && param != exceptions) || kind != req.Kind || resource != req.Resource {
 		return res, false
 	}
 	in := rv.Input(ns)

@@ -286,3 +286,19 @@ func kyvernoReportResult(applied []*kyverno.Exception) string {
 	}
 	return applied[selected].Kyverno.ReportResult
 }
+
+// KyvernoReadsObjects tells whether a Kyverno policy's evaluation reads
+// the request's objects decoded whole before or beside its validations:
+// for its exceptions, its matchConditions or its messageExpressions.
+// Otherwise only the validator does, where the fast path gives way.
+func (n *Policy) KyvernoReadsObjects() bool {
+	if len(n.Kyverno.Exceptions) > 0 || n.KyvernoCompiled == nil || n.KyvernoCompiled.Conditions != nil {
+		return true
+	}
+	for _, m := range n.KyvernoCompiled.Messages {
+		if m != nil {
+			return true
+		}
+	}
+	return false
+}

@@ -17,6 +17,13 @@ var scalarResult = map[string]bool{
 	"matches": true, "indexOf": true, "lastIndexOf": true,
 }
 
+// OrValueCompat is what Kyverno's environment rewrites x.orValue(y) to
+// (package kyverno declares it): a function of its own, with one
+// overload, OrValueCompat+"_dyn_dyn", strict in both arguments: x's
+// value when x is an optional with one, y when it has none, x itself
+// when x is not an optional.
+const OrValueCompat = "__orValueCompat__"
+
 // call bounds a function call: its operands', then its own charge.
 func (z *analyzer) call(e celast.Expr) (aval, float64) {
 	call := e.AsCall()
@@ -71,6 +78,12 @@ func (z *analyzer) call(e celast.Expr) (aval, float64) {
 		}
 		return arg(0).elem(), cost + selectCost
 	case "orValue", "or":
+		return join(arg(0), arg(1)), cost + 1
+	case OrValueCompat:
+		// A function with no cost estimator of its own costs 1 a call.
+		if !only(overloads, OrValueCompat+"_dyn_dyn") {
+			return z.fail()
+		}
 		return join(arg(0), arg(1)), cost + 1
 	case "value", "dyn":
 		return arg(0), cost + 1

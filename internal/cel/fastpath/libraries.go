@@ -36,6 +36,15 @@ var libraries = map[string]libraryOptions{
 	"kubernetes.Semver":         {},
 	"kubernetes.urls":           {},
 	"kubernetes.jsonpatch":      {},
+	// Kyverno's environment adds these (package kyverno). The bindings'
+	// decorator plans cel.@block, which only cel-go's optimizer writes: a
+	// parsed expression cannot name it. The others add cost trackers
+	// only, or no program options.
+	"cel.lib.ext.cel.bindings": {},
+	"cel.lib.ext.encoders":     {},
+	"cel.lib.ext.math":         {},
+	"cel.lib.ext.protos":       {},
+	"cel.lib.ext.regex":        {},
 }
 
 // libraryOptions is what one library's program options change.

@@ -7,6 +7,7 @@ import (
 	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/overloads"
 	"github.com/google/cel-go/common/types"
+	"github.com/tollgate-dev/tollgate/internal/cel/bound"
 )
 
 // The direct evaluator's calls and operators (direct.go compiles the
@@ -118,6 +119,16 @@ func (c *dcompiler) call(call celast.CallExpr) (dexpr, bool) {
 				return a, true
 			}
 			return dval{}, false
+		})
+	case len(xs) == 2 && !member && fn == bound.OrValueCompat:
+		// Kyverno's x.orValue(y): strict in both (binary gives up on
+		// either's error), then x's value, y for none, or x itself.
+		return binary(xs[0], xs[1], func(a, b dval) (dval, bool) {
+			if a.k == dNone {
+				return b, true
+			}
+			a.opt = false
+			return a, true
 		})
 	case len(xs) == 1 && member && fn == "hasValue":
 		return unary(xs[0], func(v dval) (dval, bool) { return dBoolOf(v.k != dNone), v.opt || v.k == dNone })
