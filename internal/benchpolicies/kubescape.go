@@ -36,7 +36,7 @@ func KubescapePods(root string, params bool) (*policy.Set, error) {
 		return nil, err
 	}
 	sort.Strings(files)
-	config, err := gunzip(filepath.Join(dir, "configuration", "basic-control-configuration.yaml.gz"))
+	config, err := manifest.ReadFile(filepath.Join(dir, "configuration", "basic-control-configuration.yaml.gz"))
 	if err != nil {
 		return nil, err
 	}

@@ -1,16 +1,13 @@
 package benchpolicies
 
 import (
-	"bytes"
-	"compress/gzip"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/tollgate-dev/tollgate/internal/manifest"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
 
@@ -63,22 +60,9 @@ func KyvernoPodSecurity(root string) (*policy.Set, error) {
 
 // parseGzipped reads the policies of a gzipped file of the corpus.
 func parseGzipped(file string) ([]*policy.Policy, error) {
-	data, err := gunzip(file)
+	data, err := manifest.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
 	return policy.Parse(strings.TrimSuffix(file, ".gz"), data)
-}
-
-func gunzip(file string) ([]byte, error) {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	defer zr.Close()
-	return io.ReadAll(zr)
 }
