@@ -1,0 +1,93 @@
+package gatekeeper
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/open-policy-agent/frameworks/constraint/pkg/client/reviews"
+	"github.com/open-policy-agent/frameworks/constraint/pkg/types"
+	mutationtypes "github.com/open-policy-agent/gatekeeper/v3/pkg/mutation/types"
+	"github.com/open-policy-agent/gatekeeper/v3/pkg/target"
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Violation is one Constraint's result for a request.
+type Violation struct {
+	Constraint string // the Constraint's name
+	Kind       string // the Constraint's kind: its template's
+	Message    string
+	// Actions are what the Constraint does about it at the enforcement
+	// point reviewed: deny, warn or dryrun (a scoped Constraint may do
+	// several, or none here).
+	Actions []string
+	// Details is what the Rego rule gave beside the message.
+	Details any
+}
+
+// ReviewRequest decides an admission request as Gatekeeper's webhook
+// does (pkg/webhook/policy.go): a Namespace's namespace is cleared, the
+// request's Namespace object is given for namespaceSelector and
+// input.review.namespaceObject, and every Constraint whose match selects
+// the request is evaluated. ns is nil for cluster-scoped requests.
+func (e *Evaluator) ReviewRequest(ctx context.Context, req *admissionv1.AdmissionRequest, ns *corev1.Namespace, point string) ([]Violation, error) {
+	r := *req
+	if r.Kind.Kind == "Namespace" && r.Kind.Group == "" {
+		r.Namespace = ""
+	}
+	review := &target.AugmentedReview{AdmissionRequest: &r, Namespace: ns, Source: mutationtypes.SourceTypeOriginal, IsAdmission: true}
+	return e.review(ctx, review, ns, point)
+}
+
+// ReviewObject decides a stored or offline object as Gatekeeper's audit
+// and gator do: no admission request, the object as it is.
+func (e *Evaluator) ReviewObject(ctx context.Context, obj *unstructured.Unstructured, ns *corev1.Namespace, point string) ([]Violation, error) {
+	review := &target.AugmentedUnstructured{Object: *obj, Namespace: ns, Source: mutationtypes.SourceTypeOriginal}
+	return e.review(ctx, review, ns, point)
+}
+
+func (e *Evaluator) review(ctx context.Context, review any, ns *corev1.Namespace, point string) ([]Violation, error) {
+	opts := []reviews.ReviewOpt{reviews.EnforcementPoint(point)}
+	if ns != nil {
+		m, err := namespaceMap(ns)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, reviews.Namespace(m))
+	}
+	resp, err := e.client.Review(ctx, review, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("gatekeeper review: %w", err)
+	}
+	return violations(resp.Results()), nil
+}
+
+// namespaceMap is the Namespace as the client takes it (Gatekeeper's
+// util.NamespaceToMap, which logs and drops an error instead).
+func namespaceMap(ns *corev1.Namespace) (map[string]any, error) {
+	js, err := json.Marshal(ns)
+	if err != nil {
+		return nil, fmt.Errorf("namespace %s: %w", ns.Name, err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(js, &m); err != nil {
+		return nil, fmt.Errorf("namespace %s: %w", ns.Name, err)
+	}
+	return m, nil
+}
+
+func violations(results []*types.Result) []Violation {
+	out := make([]Violation, 0, len(results))
+	for _, r := range results {
+		v := Violation{Constraint: r.Constraint.GetName(), Kind: r.Constraint.GetKind(), Message: r.Msg, Details: r.Metadata["details"]}
+		if r.EnforcementAction == "scoped" {
+			v.Actions = r.ScopedEnforcementActions
+		} else {
+			v.Actions = []string{r.EnforcementAction}
+		}
+		out = append(out, v)
+	}
+	return out
+}
