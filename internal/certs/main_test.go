@@ -7,4 +7,7 @@ import (
 )
 
 // Every test of the package ends with none of its goroutines left running.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// glog, which Gatekeeper's libraries import, starts its flush daemon at init.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"))
+}

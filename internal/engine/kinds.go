@@ -31,7 +31,8 @@ var kinds = map[policy.GroupType]kind{
 	policy.GroupInjection: {run: func(e *Engine, _ context.Context, g *policy.Group, req *admission.Request, _ bool) Evaluation {
 		return e.inject(g, req)
 	}},
-	policy.GroupVAP: {subresources: true, run: (*Engine).validateVAP},
+	policy.GroupVAP:        {subresources: true, run: (*Engine).validateVAP},
+	policy.GroupGatekeeper: {run: (*Engine).validateGatekeeper},
 	policy.GroupMAP: {subresources: true, run: func(e *Engine, ctx context.Context, g *policy.Group, req *admission.Request, _ bool) Evaluation {
 		return e.mutateMAP(ctx, g, req)
 	}},

@@ -11,7 +11,7 @@ import (
 
 // Every type of group the policy package makes has a runner.
 func TestEveryGroupTypeRuns(t *testing.T) {
-	for _, typ := range []policy.GroupType{policy.GroupValidating, policy.GroupMutating, policy.GroupInjection, policy.GroupVAP, policy.GroupMAP} {
+	for _, typ := range []policy.GroupType{policy.GroupValidating, policy.GroupMutating, policy.GroupInjection, policy.GroupVAP, policy.GroupMAP, policy.GroupGatekeeper} {
 		if _, err := kindOf(&policy.Group{ID: "g", Kind: typ}); err != nil {
 			t.Errorf("%s: %v", typ, err)
 		}
@@ -23,7 +23,7 @@ func TestEveryGroupTypeRuns(t *testing.T) {
 func TestUnknownGroupTypeErrs(t *testing.T) {
 	e, g, _ := defaults(t)
 	odd := *g
-	odd.Kind = "gatekeeper"
+	odd.Kind = "nosuchkind"
 	for _, sub := range []string{"", "status"} {
 		req := *captured(t, "create")
 		req.SubResource = sub
@@ -31,7 +31,7 @@ func TestUnknownGroupTypeErrs(t *testing.T) {
 		if ev.Response.Allowed || ev.Response.Code != http.StatusInternalServerError {
 			t.Fatalf("subresource %q: %+v, want a 500", sub, ev.Response)
 		}
-		if !strings.Contains(ev.Response.Message, `policies of type "gatekeeper"`) {
+		if !strings.Contains(ev.Response.Message, `policies of type "nosuchkind"`) {
 			t.Errorf("subresource %q: message %q does not name the type", sub, ev.Response.Message)
 		}
 		if len(ev.Results) != len(odd.Policies) || ev.Results[0].Outcome != Error {

@@ -25,6 +25,7 @@ const (
 	GroupInjection  GroupType = "injection"  // containers, volumes, ... into Pods
 	GroupVAP        GroupType = "vap"        // ValidatingAdmissionPolicies: one per group, several on a shared binding webhook
 	GroupMAP        GroupType = "map"        // one MutatingAdmissionPolicy, alone in its group
+	GroupGatekeeper GroupType = "gatekeeper" // every Gatekeeper Constraint of the set: one webhook, as Gatekeeper's
 )
 
 // Action is the webhook a group of this kind is registered as.
@@ -42,6 +43,8 @@ func kindOf(p *Policy) GroupType {
 		return GroupVAP
 	case p.MAP != nil:
 		return GroupMAP
+	case p.Gatekeeper != nil:
+		return GroupGatekeeper
 	case p.IsInjection():
 		return GroupInjection
 	case p.IsMutation():
@@ -105,6 +108,11 @@ func groupPolicies(policies []*Policy) []*Group {
 		}
 		g.Policies = append(g.Policies, p)
 	}
+	for _, g := range groups {
+		if g.Kind == GroupGatekeeper {
+			g.ID, g.Match = GatekeeperGroupID, gatekeeperMatch(g.Policies)
+		}
+	}
 	// MutatingAdmissionPolicies come first, as in the apiserver, whose
 	// policy plugin runs before every mutating webhook.
 	slices.SortStableFunc(groups, func(a, b *Group) int {
@@ -131,6 +139,9 @@ func groupKey(kind GroupType, p *Policy) string {
 	}
 	if kind == GroupMAP {
 		return "map:" + p.Name() // so has a MutatingAdmissionPolicy
+	}
+	if kind == GroupGatekeeper {
+		return "gatekeeper" // one webhook for every Constraint
 	}
 	m := p.Spec.Match
 	m.Resources = sortedCopy(m.Resources)

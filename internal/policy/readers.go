@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/tollgate-dev/tollgate/internal/gatekeeper"
 	"github.com/tollgate-dev/tollgate/internal/kyverno"
 	"github.com/tollgate-dev/tollgate/internal/mutatingpolicy"
 	"github.com/tollgate-dev/tollgate/internal/validatingpolicy"
@@ -41,6 +42,42 @@ var readers = []reader{
 		}
 		return "", nil
 	}},
+	{group: gatekeeper.TemplatesGroup, identify: func(js []byte) (string, func() (*Policy, field.ErrorList)) {
+		if gatekeeper.IsTemplate(js) {
+			return "ConstraintTemplate", func() (*Policy, field.ErrorList) { return decodeGatekeeperTemplate(js) }
+		}
+		return "", nil
+	}},
+	{group: gatekeeper.ConstraintsGroup, identify: func(js []byte) (string, func() (*Policy, field.ErrorList)) {
+		if gatekeeper.IsConstraint(js) {
+			return "Constraint", func() (*Policy, field.ErrorList) { return decodeGatekeeperConstraint(js) }
+		}
+		return "", nil
+	}},
+}
+
+// unsupportedGatekeeper are Gatekeeper's API groups tollgate does not
+// read yet. Their objects are refused by name: a mutation or a Config's
+// exemptions silently left out would change what is enforced.
+var unsupportedGatekeeper = map[string]string{
+	"mutations.gatekeeper.sh":    "Gatekeeper's mutators",
+	"expansion.gatekeeper.sh":    "Gatekeeper's ExpansionTemplates",
+	"config.gatekeeper.sh":       "Gatekeeper's Config (sync and exempt namespaces)",
+	"syncset.gatekeeper.sh":      "Gatekeeper's SyncSets",
+	"externaldata.gatekeeper.sh": "Gatekeeper's external data providers",
+}
+
+// refusedGatekeeper is the reader of one of unsupportedGatekeeper's groups.
+func refusedGatekeeper(group, what string) reader {
+	return reader{group: group, identify: func(js []byte) (string, func() (*Policy, field.ErrorList)) {
+		var tm metav1.TypeMeta
+		if json.Unmarshal(js, &tm) != nil || tm.Kind == "" {
+			return "", nil
+		}
+		return tm.Kind, func() (*Policy, field.ErrorList) {
+			return nil, field.ErrorList{field.Forbidden(field.NewPath("apiVersion"), what+" are not supported by tollgate yet; take the document out, or run it with Gatekeeper")}
+		}
+	}}
 }
 
 // tollgateGroup is the API group of tollgate's own policies (APIVersion).
@@ -49,6 +86,14 @@ const tollgateGroup = "tollgate.dev"
 // readerOf returns the decoder of a document one of the readers reads, and
 // its kind; nil for any other document.
 func readerOf(js []byte) (string, func() (*Policy, field.ErrorList)) {
+	var tm metav1.TypeMeta
+	if json.Unmarshal(js, &tm) == nil {
+		if gv, err := schema.ParseGroupVersion(tm.APIVersion); err == nil {
+			if what, ok := unsupportedGatekeeper[gv.Group]; ok {
+				return refusedGatekeeper(gv.Group, what).identify(js)
+			}
+		}
+	}
 	for _, r := range readers {
 		if kind, decode := r.identify(js); decode != nil {
 			return kind, decode
@@ -59,7 +104,7 @@ func readerOf(js []byte) (string, func() (*Policy, field.ErrorList)) {
 
 // policyGroup tells whether group holds policies: tollgate's or a reader's.
 func policyGroup(group string) bool {
-	if group == tollgateGroup {
+	if _, ok := unsupportedGatekeeper[group]; ok || group == tollgateGroup {
 		return true
 	}
 	for _, r := range readers {

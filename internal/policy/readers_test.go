@@ -19,7 +19,11 @@ func TestReaders(t *testing.T) {
 		{doc: `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingWebhookConfiguration"}`},
 		{doc: `{"apiVersion":"tollgate.dev/v1alpha1","kind":"Policy"}`},
 		{doc: `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a"}}`, foreign: true},
-		{doc: `{"apiVersion":"templates.gatekeeper.sh/v1","kind":"ConstraintTemplate"}`, foreign: true},
+		{doc: `{"apiVersion":"templates.gatekeeper.sh/v1","kind":"ConstraintTemplate"}`, kind: "ConstraintTemplate"},
+		{doc: `{"apiVersion":"constraints.gatekeeper.sh/v1beta1","kind":"K8sRequiredLabels"}`, kind: "Constraint"},
+		// Gatekeeper's other objects are refused by name, never objects.
+		{doc: `{"apiVersion":"mutations.gatekeeper.sh/v1","kind":"Assign"}`, kind: "Assign"},
+		{doc: `{"apiVersion":"config.gatekeeper.sh/v1alpha1","kind":"Config"}`, kind: "Config"},
 	} {
 		kind, decode := readerOf([]byte(tc.doc))
 		if kind != tc.kind || (decode != nil) != (tc.kind != "") {

@@ -27,6 +27,8 @@ func NewSet(policies []*Policy) (*Set, error) {
 	policies, errs := attachBindings(policies, vapBindings)
 	policies, mapErrs := attachBindings(policies, mapBindings)
 	errs = append(errs, mapErrs...)
+	policies, gkErrs := attachGatekeeper(policies)
+	errs = append(errs, gkErrs...)
 	byName := map[string]*Policy{}
 	containers := map[string]*Policy{}
 	volumes := map[string]*Policy{}

@@ -5,6 +5,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/open-policy-agent/frameworks/constraint/pkg/core/templates"
+
 	"github.com/tollgate-dev/tollgate/internal/mutatingpolicy"
 	"github.com/tollgate-dev/tollgate/internal/references"
 	"github.com/tollgate-dev/tollgate/internal/validatingpolicy"
@@ -42,6 +44,11 @@ type Policy struct {
 	binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
 	// MAP is set for a Kubernetes MutatingAdmissionPolicy (mutatingpolicy.go).
 	MAP *mutatingpolicy.Policy
+	// Gatekeeper is set for a Gatekeeper Constraint (gatekeeper.go).
+	Gatekeeper *Constraint
+	// gkTemplate is a ConstraintTemplate document, joined to its
+	// Constraints by NewSet and then left out of the set.
+	gkTemplate *templates.ConstraintTemplate
 	// mapBinding is a MutatingAdmissionPolicyBinding until NewSet attaches it.
 	mapBinding *admissionregistrationv1.MutatingAdmissionPolicyBinding
 }

@@ -8,4 +8,7 @@ import (
 
 // Every test of the package ends with none of a replica's goroutines left:
 // Run returns only once every part it started has stopped.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// glog, which Gatekeeper's libraries import, starts its flush daemon at init.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"))
+}

@@ -17,7 +17,10 @@ import (
 
 // Every test of the package ends with no goroutine of the server left:
 // serving, draining, certificate reloads and policy swaps all stop with it.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// glog, which Gatekeeper's libraries import, starts its flush daemon at init.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"))
+}
 
 // TestNoLeakAcrossReviewsAndReloads sends rounds of every review kind, with a
 // policy swap in each, and requires the live heap after the last round to be

@@ -1,0 +1,109 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/tollgate-dev/tollgate/internal/exception"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+// gatekeeperSet is the policy package's test template with the given
+// Constraints.
+func gatekeeperSet(t *testing.T, constraints ...string) *policy.Set {
+	t.Helper()
+	tmpl, err := os.ReadFile("../policy/testdata/gatekeeper/template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(tmpl)
+	for _, c := range constraints {
+		doc += "---\napiVersion: constraints.gatekeeper.sh/v1beta1\nkind: TestRequiredLabels\n" + c + "\n"
+	}
+	ps, exs, err := policy.ParseFile("gk.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := policy.NewSet(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.SetExceptions(exs); err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// The captured Pod (namespace shop) has the label team but not owner.
+func TestGatekeeperDecides(t *testing.T) {
+	const pods = "match: {kinds: [{apiGroups: [''], kinds: [Pod]}]}"
+	for _, tc := range []struct {
+		name        string
+		constraints []string
+		stored      bool
+		denial      string
+		warnings    []string
+		results     []string // policy outcome
+	}{
+		{"met", []string{"metadata: {name: team}\nspec: {" + pods + ", parameters: {labels: [team]}}"}, false, "", nil, nil},
+		{"deny", []string{"metadata: {name: owner}\nspec: {" + pods + ", parameters: {labels: [owner]}}"}, false,
+			`[owner] missing labels: {"owner"}`, nil, []string{"testrequiredlabels/owner fail"}},
+		{"two denials joined as Gatekeeper joins them", []string{
+			"metadata: {name: owner}\nspec: {" + pods + ", parameters: {labels: [owner]}}",
+			"metadata: {name: cost}\nspec: {parameters: {labels: [cost]}}"}, false,
+			"[cost] missing labels: {\"cost\"}\n[owner] missing labels: {\"owner\"}", nil, []string{"testrequiredlabels/cost fail", "testrequiredlabels/owner fail"}},
+		{"warn", []string{"metadata: {name: owner}\nspec: {enforcementAction: warn, parameters: {labels: [owner]}}"}, false,
+			"", []string{`[owner] missing labels: {"owner"}`}, []string{"testrequiredlabels/owner warn"}},
+		{"dryrun: reported, never denied", []string{"metadata: {name: owner}\nspec: {enforcementAction: dryrun, parameters: {labels: [owner]}}"}, false,
+			"", nil, []string{"testrequiredlabels/owner warn"}},
+		{"kinds not matched", []string{"metadata: {name: owner}\nspec: {match: {kinds: [{apiGroups: [apps], kinds: [Deployment]}]}, parameters: {labels: [owner]}}"}, false, "", nil, nil},
+		{"excluded namespace", []string{"metadata: {name: owner}\nspec: {match: {excludedNamespaces: [sh*]}, parameters: {labels: [owner]}}"}, false, "", nil, nil},
+		{"scoped: warn at the webhook, deny at audit", []string{scopedOwner}, false, "", []string{`[owner] missing labels: {"owner"}`}, []string{"testrequiredlabels/owner warn"}},
+		{"scoped, stored object", []string{scopedOwner}, true, `[owner] missing labels: {"owner"}`, nil, []string{"testrequiredlabels/owner fail"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set := gatekeeperSet(t, tc.constraints...)
+			e := New(set, Options{})
+			var ev Evaluation
+			if tc.stored {
+				ev = e.EvaluateStored(context.Background(), set.Groups[0], captured(t, "create"))
+			} else {
+				ev = e.Evaluate(context.Background(), set.Groups[0], captured(t, "create"))
+			}
+			if ev.Response.Message != tc.denial || ev.Response.Allowed != (tc.denial == "") {
+				t.Errorf("allowed %v, message %q; want denial %q", ev.Response.Allowed, ev.Response.Message, tc.denial)
+			}
+			if strings.Join(ev.Response.Warnings, "|") != strings.Join(tc.warnings, "|") {
+				t.Errorf("warnings %q, want %q", ev.Response.Warnings, tc.warnings)
+			}
+			var got []string
+			for _, r := range ev.Results {
+				got = append(got, r.Policy+" "+string(r.Outcome))
+			}
+			if strings.Join(got, ",") != strings.Join(tc.results, ",") {
+				t.Errorf("results %q, want %q", got, tc.results)
+			}
+		})
+	}
+}
+
+const scopedOwner = "metadata: {name: owner}\nspec: {enforcementAction: scoped, scopedEnforcementActions: [{action: warn, enforcementPoints: [{name: validation.gatekeeper.sh}]}, {action: deny, enforcementPoints: [{name: audit.gatekeeper.sh}]}], parameters: {labels: [owner]}}"
+
+// A PolicyException naming a Constraint's policy lifts its violation.
+func TestGatekeeperException(t *testing.T) {
+	set := gatekeeperSet(t, "metadata: {name: owner}\nspec: {parameters: {labels: [owner]}}")
+	ex, errs := exception.Decode([]byte(`{"apiVersion":"tollgate.dev/v1alpha1","kind":"PolicyException","metadata":{"name":"legacy"},
+"spec":{"policies":["testrequiredlabels/owner"],"match":{"namespaces":["shop"]},"reason":"legacy shop"}}`))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if err := set.SetExceptions([]*exception.Exception{ex}); err != nil {
+		t.Fatal(err)
+	}
+	ev := New(set, Options{}).Evaluate(context.Background(), set.Groups[0], captured(t, "create"))
+	if !ev.Response.Allowed || len(ev.Results) != 1 || ev.Results[0].Outcome != Skip || ev.Results[0].Exception != "legacy" {
+		t.Errorf("%+v %+v, want allowed with the exception's skip", ev.Response, ev.Results)
+	}
+}
