@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	constraintclient "github.com/open-policy-agent/frameworks/constraint/pkg/client"
 	"github.com/open-policy-agent/frameworks/constraint/pkg/client/drivers/rego"
@@ -40,6 +41,25 @@ func HasRego(t *templates.ConstraintTemplate) bool {
 		}
 		for _, c := range tg.Code {
 			if c.Engine == "Rego" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ReadsInventory tells whether a template's Rego reads data.inventory,
+// the objects Gatekeeper syncs for referential templates.
+func ReadsInventory(t *templates.ConstraintTemplate) bool {
+	for _, tg := range t.Spec.Targets {
+		code := append([]string{tg.Rego}, tg.Libs...)
+		for _, c := range tg.Code {
+			if c.Engine == "Rego" && c.Source != nil {
+				code = append(code, fmt.Sprint(c.Source.Value))
+			}
+		}
+		for _, src := range code {
+			if strings.Contains(src, "data.inventory") {
 				return true
 			}
 		}

@@ -42,6 +42,9 @@ func decodeGatekeeperTemplate(js []byte) (*Policy, field.ErrorList) {
 	if !gatekeeper.HasRego(t) {
 		return p, field.ErrorList{field.Invalid(field.NewPath("spec", "targets"), "K8sNativeValidation", gatekeeper.ErrNoRego.Error())}
 	}
+	if gatekeeper.ReadsInventory(t) {
+		return p, field.ErrorList{field.Forbidden(field.NewPath("spec", "targets"), "the template reads data.inventory (referential data): tollgate does not sync Gatekeeper's inventory yet, so it would always see it empty; `tollgate test` runs it with a gator suite's inventory")}
+	}
 	if t.Spec.CRD.Spec.Names.Kind == "" {
 		return p, field.ErrorList{field.Required(field.NewPath("spec", "crd", "spec", "names", "kind"), "the kind of the template's Constraints")}
 	}

@@ -75,6 +75,9 @@ func TestGatekeeperRejects(t *testing.T) {
 		{"two templates of one kind", func(t *testing.T) string {
 			return tmpl(t) + strings.Replace(tmpl(t), "name: testrequiredlabels", "name: again", 1) + gkConstraint("TestRequiredLabels", "x", "{}")
 		}, "kind TestRequiredLabels is also defined"},
+		{"referential", func(t *testing.T) string {
+			return strings.Replace(tmpl(t), "count(missing) > 0", "count(missing) > 0\n        data.inventory.cluster[_]", 1)
+		}, "reads data.inventory"},
 		{"unknown template field", func(t *testing.T) string {
 			return strings.Replace(tmpl(t), "  crd:\n", "  bogus: 1\n  crd:\n", 1)
 		}, "bogus"},
