@@ -98,7 +98,7 @@ func DecodeConstraint(js []byte) (*unstructured.Unstructured, error) {
 		return nil, fmt.Errorf("invalid Constraint: %w", err)
 	}
 	if u.GroupVersionKind().Version == "" {
-		return nil, fmt.Errorf("Constraint %q: apiVersion must be constraints.gatekeeper.sh/v1beta1 (or v1alpha1)", u.GetName())
+		return nil, fmt.Errorf("constraint %q: apiVersion must be constraints.gatekeeper.sh/v1beta1 (or v1alpha1)", u.GetName())
 	}
 	return &u, nil
 }
