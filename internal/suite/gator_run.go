@@ -70,8 +70,10 @@ func gatorTestChecks(ctx context.Context, file, dir string, t *gatorTest) []Chec
 		return whole(gatorInvalid, engine.Pass, err)
 	case t.Invalid && errors.Is(err, gatekeeper.ErrNoRego):
 		return whole(gatorInvalid, engine.Error, err)
+	case t.Invalid && err == nil:
+		return whole(gatorInvalid, engine.Fail, fmt.Errorf("the Constraint must fail its template's schema (%w); it was accepted", constraints.ErrSchema))
 	case t.Invalid:
-		return whole(gatorInvalid, engine.Fail, fmt.Errorf("the Constraint must fail its template's schema (%w), got %v", constraints.ErrSchema, err))
+		return whole(gatorInvalid, engine.Fail, fmt.Errorf("the Constraint must fail its template's schema (%w), got: %w", constraints.ErrSchema, err))
 	case err != nil:
 		return whole(gatorWholeTest, engine.Error, err)
 	case len(t.Cases) == 0:
