@@ -12,7 +12,7 @@ func newTestCommand() *cobra.Command {
 	var noFastPath bool
 	cmd := &cobra.Command{
 		Use:   "test DIR",
-		Short: "Run the policy test suites (" + suite.FileName + ", and Kyverno's " + suite.KyvernoFileName + ") under DIR",
+		Short: "Run the policy test suites (" + suite.FileName + ", Kyverno's " + suite.KyvernoFileName + " and gator verify's Suites, " + suite.GatorFileName + ") under DIR",
 		Long:  "Exit status: 0 every expectation met, 1 some were not, 2 a suite that does not load.",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -31,10 +31,11 @@ type Violation struct {
 // does (pkg/webhook/policy.go): a Namespace's namespace is cleared, the
 // request's Namespace object is given for namespaceSelector and
 // input.review.namespaceObject, and every Constraint whose match selects
-// the request is evaluated. ns is nil for cluster-scoped requests.
+// the request is evaluated. ns is nil for cluster-scoped requests. At the
+// Gator point the request is reviewed as it is, as gator verify does.
 func (e *Evaluator) ReviewRequest(ctx context.Context, req *admissionv1.AdmissionRequest, ns *corev1.Namespace, point string) ([]Violation, error) {
 	r := *req
-	if r.Kind.Kind == "Namespace" && r.Kind.Group == "" {
+	if r.Kind.Kind == "Namespace" && r.Kind.Group == "" && point != Gator {
 		r.Namespace = ""
 	}
 	review := &target.AugmentedReview{AdmissionRequest: &r, Namespace: ns, Source: mutationtypes.SourceTypeOriginal, IsAdmission: true}

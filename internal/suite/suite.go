@@ -72,6 +72,9 @@ type Suite struct {
 	// kyverno is set for a Kyverno suite (KyvernoFileName): its
 	// expectations, read as Kyverno reads them.
 	kyverno *kyvernoSuite
+	// gator is set for a gator verify Suite (test.gatekeeper.sh): its
+	// tests, run with Gatekeeper's evaluator.
+	gator *gatorSuite
 	// notes are the kinds Run guessed (manifest.Kinds.Notes) and the
 	// resources given more than once.
 	notes []string
@@ -101,28 +104,67 @@ type Check struct {
 	Problem                 string // empty when the check passed
 }
 
-// Find returns the suite files under dir: tollgate's, and Kyverno's
-// (KyvernoFileName).
+// Find returns the suite files under dir: tollgate's, Kyverno's
+// (KyvernoFileName), and gator's (GatorFileName: those whose apiVersion is
+// test.gatekeeper.sh, as gator verify skips other YAML files).
 func Find(dir string) ([]string, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() && (d.Name() == FileName || strings.HasSuffix(d.Name(), "."+FileName) || d.Name() == KyvernoFileName) {
+		switch {
+		case d.IsDir():
+		case d.Name() == FileName || strings.HasSuffix(d.Name(), "."+FileName) || d.Name() == KyvernoFileName:
 			files = append(files, p)
+		case d.Name() == GatorFileName:
+			if isGator(apiVersionOf(p)) {
+				files = append(files, p)
+			}
 		}
 		return nil
 	})
 	if err == nil && len(files) == 0 {
-		err = fmt.Errorf("no %s, *.%s or %s files under %s", FileName, FileName, KyvernoFileName, dir)
+		err = fmt.Errorf("no %s, *.%s, %s or gator %s files under %s", FileName, FileName, KyvernoFileName, GatorFileName, dir)
 	}
 	return files, err
 }
 
-// Load reads one suite file strictly: tollgate's, or Kyverno's
-// (apiVersion cli.kyverno.io/v1alpha1).
+// apiVersionOf is a YAML file's apiVersion, "" when it has none or does not read.
+func apiVersionOf(file string) string {
+	data, err := manifest.ReadFile(file)
+	if err != nil {
+		return ""
+	}
+	js, err := gatorJSON(data)
+	if err != nil {
+		return ""
+	}
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+	}
+	_ = json.Unmarshal(js, &head)
+	return head.APIVersion
+}
+
+// Load reads one suite file strictly: tollgate's, Kyverno's (apiVersion
+// cli.kyverno.io/v1alpha1), or gator's (test.gatekeeper.sh/v1alpha1).
 func Load(file string) (*Suite, error) {
+	if isGator(apiVersionOf(file)) {
+		// Read as gator reads it: YAML 1.2, where yes and no are strings.
+		data, err := manifest.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		js, err := gatorJSON(data)
+		if err == nil {
+			var s *Suite
+			if s, err = loadGator(file, js); err == nil {
+				return s, nil
+			}
+		}
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
 	js, err := readJSON(file)
 	if err != nil {
 		return nil, err
@@ -169,6 +211,9 @@ func (s *Suite) rel(p string) string {
 
 // Run evaluates the suite and returns one Check per expected result.
 func (s *Suite) Run(ctx context.Context) ([]Check, error) {
+	if s.gator != nil {
+		return s.gator.checks(ctx, s.file), nil
+	}
 	set, err := s.loadPolicies()
 	if err != nil {
 		return nil, err

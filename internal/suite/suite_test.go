@@ -17,12 +17,13 @@ func TestFind(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
+		filepath.Join("testdata", "find", "gator", "suite.yaml"),
 		filepath.Join("testdata", "find", "nested", "kyverno-test.yaml"),
 		filepath.Join("testdata", "find", "nested", "pods.tollgate-test.yaml"),
 		filepath.Join("testdata", "find", "tollgate-test.yaml"),
 	}
 	if !slices.Equal(got, want) {
-		t.Errorf("Find = %q, want %q (not tollgate-test.yml, not my-tollgate-test.yaml, not pods.kyverno-test.yaml)", got, want)
+		t.Errorf("Find = %q, want %q (not tollgate-test.yml, not my-tollgate-test.yaml, not pods.kyverno-test.yaml, not a suite.yaml that is no gator Suite)", got, want)
 	}
 	for _, dir := range []string{filepath.Join("testdata", "find", "empty"), filepath.Join("testdata", "no-such-dir")} {
 		if files, err := Find(dir); err == nil {
@@ -30,7 +31,7 @@ func TestFind(t *testing.T) {
 		}
 	}
 	_, err = Find(filepath.Join("testdata", "find", "empty"))
-	if want := "no tollgate-test.yaml, *.tollgate-test.yaml or kyverno-test.yaml files under " + filepath.Join("testdata", "find", "empty"); err == nil || err.Error() != want {
+	if want := "no tollgate-test.yaml, *.tollgate-test.yaml, kyverno-test.yaml or gator suite.yaml files under " + filepath.Join("testdata", "find", "empty"); err == nil || err.Error() != want {
 		t.Errorf("error = %v, want %q", err, want)
 	}
 }
