@@ -46,7 +46,7 @@ func TestPlanReadsTheEnvironment(t *testing.T) {
 // TestLibrariesReadAt: libraries.go was read from these versions. On an
 // upgrade, read each library's ProgramOptions again, then change them.
 func TestLibrariesReadAt(t *testing.T) {
-	want := map[string]string{"github.com/google/cel-go": "v0.29.2", "k8s.io/apiserver": "v0.37.2"}
+	want := map[string]string{"github.com/google/cel-go": "v0.30.0", "k8s.io/apiserver": "v0.37.2"}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		t.Fatal("no build info")
