@@ -29,47 +29,56 @@ type gatorFile struct {
 	APIVersion string            `json:"apiVersion"`
 	Kind       string            `json:"kind"`
 	Metadata   metav1.ObjectMeta `json:"metadata"`
-	Tests      []gatorTest       `json:"tests"`
+	Tests      []GatorTest       `json:"tests"`
 	Skip       bool              `json:"skip"`
 }
 
-// gatorTest is one template and Constraint, and the cases reviewed with them.
-type gatorTest struct {
+// GatorTest is one template and Constraint, and the cases reviewed with them.
+type GatorTest struct {
 	Name       string `json:"name"`
 	Template   string `json:"template"`
 	Constraint string `json:"constraint"`
 	// Expansion is a file of ExpansionTemplates: not supported, each such
 	// test is reported as an error.
 	Expansion string       `json:"expansion"`
-	Cases     []*gatorCase `json:"cases"`
+	Cases     []*GatorCase `json:"cases"`
 	// Invalid: the Constraint must fail its template's schema.
 	Invalid bool `json:"invalid"`
 	Skip    bool `json:"skip"`
 }
 
-// gatorCase is one object reviewed, the inventory it is reviewed with, and
+// GatorCase is one object reviewed, the inventory it is reviewed with, and
 // what must be said of it.
-type gatorCase struct {
+type GatorCase struct {
 	Name       string           `json:"name"`
 	Object     string           `json:"object"`
 	Inventory  []string         `json:"inventory"`
-	Assertions []gatorAssertion `json:"assertions"`
+	Assertions []GatorAssertion `json:"assertions"`
 	Skip       bool             `json:"skip"`
 }
 
-// gatorAssertion is gator's Assertion: how many violations (a count, yes
+// GatorAssertion is gator's Assertion: how many violations (a count, yes
 // or no; yes when unset) have a message matching a regular expression
 // (every violation when unset).
-type gatorAssertion struct {
+type GatorAssertion struct {
 	Violations *intstr.IntOrString `json:"violations,omitempty"`
 	Message    *string             `json:"message,omitempty"`
 
 	re *regexp.Regexp
 }
 
+// GatorTests are the tests of a gator Suite, its assertions compiled; nil
+// for a Suite of another kind.
+func (s *Suite) GatorTests() []GatorTest {
+	if s.gator == nil {
+		return nil
+	}
+	return s.gator.tests
+}
+
 // gatorSuite is what a gator Suite adds to a Suite: its tests.
 type gatorSuite struct {
-	tests []gatorTest
+	tests []GatorTest
 	skip  bool
 }
 
@@ -109,7 +118,7 @@ func loadGator(file string, js []byte) (*Suite, error) {
 	return s, nil
 }
 
-func (t *gatorTest) validate() error {
+func (t *GatorTest) validate() error {
 	if t.Skip {
 		return nil
 	}
@@ -133,7 +142,7 @@ func (t *gatorTest) validate() error {
 }
 
 // compile checks the assertion's count and compiles its message.
-func (a *gatorAssertion) compile() error {
+func (a *GatorAssertion) compile() error {
 	if v := a.Violations; v != nil {
 		if v.Type == intstr.Int && v.IntVal < 0 || v.Type == intstr.String && v.StrVal != "yes" && v.StrVal != "no" {
 			return fmt.Errorf("violations %s: want a nonnegative integer, yes or no", v.String())
@@ -149,9 +158,9 @@ func (a *gatorAssertion) compile() error {
 	return nil
 }
 
-// check is gator's Assertion.Run: nil when as many violations as asserted
+// Check is gator's Assertion.Run: nil when as many violations as asserted
 // match, else what was wrong, with every violation's message.
-func (a *gatorAssertion) check(messages []string) error {
+func (a *GatorAssertion) Check(messages []string) error {
 	matching := 0
 	for _, m := range messages {
 		if a.re == nil || a.re.MatchString(m) {

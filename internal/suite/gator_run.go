@@ -41,7 +41,7 @@ func (g *gatorSuite) checks(ctx context.Context, file string) []Check {
 }
 
 // gatorTestChecks are one test's checks.
-func gatorTestChecks(ctx context.Context, file, dir string, t *gatorTest) []Check {
+func gatorTestChecks(ctx context.Context, file, dir string, t *GatorTest) []Check {
 	whole := func(resource string, got engine.Outcome, err error) []Check {
 		c := Check{Suite: file, Policy: t.Name, Resource: resource, Want: engine.Pass, Got: got}
 		if err != nil {
@@ -87,7 +87,7 @@ func gatorTestChecks(ctx context.Context, file, dir string, t *gatorTest) []Chec
 }
 
 // readGatorPolicy reads a test's template and Constraint.
-func readGatorPolicy(dir string, t *gatorTest) (*templates.ConstraintTemplate, *unstructured.Unstructured, error) {
+func readGatorPolicy(dir string, t *GatorTest) (*templates.ConstraintTemplate, *unstructured.Unstructured, error) {
 	u, err := readGatorObject(filepath.Join(dir, t.Template))
 	if err != nil {
 		return nil, nil, fmt.Errorf("template: %w", err)
@@ -131,7 +131,7 @@ func gatorEvaluator(ctx context.Context, tmpl *templates.ConstraintTemplate, con
 // gatorCaseCheck runs one case: a fresh evaluator, the inventory added,
 // the object reviewed at gator's enforcement point, every assertion
 // checked against every violation, whatever its enforcement action.
-func gatorCaseCheck(ctx context.Context, file, dir, test string, tmpl *templates.ConstraintTemplate, con *unstructured.Unstructured, c *gatorCase) Check {
+func gatorCaseCheck(ctx context.Context, file, dir, test string, tmpl *templates.ConstraintTemplate, con *unstructured.Unstructured, c *GatorCase) Check {
 	check := Check{Suite: file, Policy: test, Resource: c.Name, Want: engine.Pass}
 	if c.Skip {
 		check.Want, check.Got, check.Message = engine.Skip, engine.Skip, "skip: true"
@@ -145,7 +145,7 @@ func gatorCaseCheck(ctx context.Context, file, dir, test string, tmpl *templates
 	}
 	check.Got, check.Message = engine.Pass, fmt.Sprintf("%d violations", len(messages))
 	for i := range c.Assertions {
-		if err := c.Assertions[i].check(messages); err != nil {
+		if err := c.Assertions[i].Check(messages); err != nil {
 			check.Got, check.Message = engine.Fail, err.Error()
 			check.Problem = fmt.Sprintf("assertions[%d] does not hold", i)
 			return check
@@ -155,7 +155,7 @@ func gatorCaseCheck(ctx context.Context, file, dir, test string, tmpl *templates
 }
 
 // gatorReview reviews a case's object and gives its violations' messages.
-func gatorReview(ctx context.Context, dir string, tmpl *templates.ConstraintTemplate, con *unstructured.Unstructured, c *gatorCase) ([]string, error) {
+func gatorReview(ctx context.Context, dir string, tmpl *templates.ConstraintTemplate, con *unstructured.Unstructured, c *GatorCase) ([]string, error) {
 	e, err := gatorEvaluator(ctx, tmpl, con)
 	if err != nil {
 		return nil, err

@@ -4,34 +4,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/tollgate-dev/tollgate/internal/cli"
+	"github.com/tollgate-dev/tollgate/internal/suite"
 )
-
-// checkSuite is what TestGatekeeperLibraryCheck reads of a gator Suite.
-type checkSuite struct {
-	Tests []struct {
-		Name       string `json:"name"`
-		Template   string `json:"template"`
-		Constraint string `json:"constraint"`
-		Invalid    bool   `json:"invalid"`
-		Expansion  string `json:"expansion"`
-		Cases      []struct {
-			Name       string   `json:"name"`
-			Object     string   `json:"object"`
-			Inventory  []string `json:"inventory"`
-			Assertions []struct {
-				Violations any     `json:"violations"`
-				Message    *string `json:"message"`
-			} `json:"assertions"`
-		} `json:"cases"`
-	} `json:"tests"`
-}
 
 // checkDifferences are the library's cases where tollgate check, which
 // sends an object as a CREATE request to the webhook's enforcement point,
@@ -44,8 +22,8 @@ var checkDifferences = map[string]string{}
 // can hold (no inventory, no expansion, not an AdmissionReview, a valid
 // Constraint), with the test's template and Constraint as the policy
 // directory, and wants each assertion of the case to hold for the
-// results check reports: as many fail and warn results, whose messages
-// match the assertion's, as gator counts violations.
+// results check reports: the assertion (suite.GatorAssertion, gator's
+// own semantics) holds for the messages of the fail and warn results.
 func TestGatekeeperLibraryCheck(t *testing.T) {
 	root := filepath.Join(unpack(t), "gatekeeper-library", "library")
 	suites, err := filepath.Glob(filepath.Join(root, "*", "*", "suite.yaml"))
@@ -55,15 +33,11 @@ func TestGatekeeperLibraryCheck(t *testing.T) {
 	checked, skipped := 0, map[string]int{}
 	for _, sf := range suites {
 		dir := filepath.Dir(sf)
-		data, err := os.ReadFile(sf)
+		s, err := suite.Load(sf)
 		if err != nil {
-			t.Fatal(err)
-		}
-		var s checkSuite
-		if err := yaml.Unmarshal(data, &s); err != nil {
 			t.Fatalf("%s: %v", sf, err)
 		}
-		for _, test := range s.Tests {
+		for _, test := range s.GatorTests() {
 			if test.Invalid || test.Expansion != "" {
 				skipped["invalid or expansion"] += len(test.Cases)
 				continue
@@ -100,7 +74,7 @@ func TestGatekeeperLibraryCheck(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					messages := checkMessages(t, policies, filepath.Join(dir, c.Object))
 					for i, a := range c.Assertions {
-						if err := gatorAssertion(a.Violations, a.Message, messages); err != "" {
+						if err := a.Check(messages); err != nil {
 							if why, ok := checkDifferences[name]; ok {
 								t.Logf("differs (%s): assertion %d: %s", why, i, err)
 								return
@@ -151,41 +125,3 @@ func checkMessages(t *testing.T, policies, object string) []string {
 	}
 	return out
 }
-
-// gatorAssertion is gator's assertion (pkg/gator/verify/assertion.go):
-// the violations whose message matches the regular expression (all, when
-// there is none) number exactly an integer, or at least one for yes (the
-// default), none for no. It returns what does not hold, "" when it holds.
-func gatorAssertion(violations any, message *string, messages []string) string {
-	re := regexp.MustCompile("")
-	if message != nil {
-		re = regexp.MustCompile(*message)
-	}
-	n := 0
-	for _, m := range messages {
-		if re.MatchString(m) {
-			n++
-		}
-	}
-	switch v := violations.(type) {
-	case nil:
-		if n == 0 {
-			return "want a violation, have none"
-		}
-	case bool: // YAML 1.1 reads yes and no so
-		if v != (n > 0) {
-			return "want violations " + map[bool]string{true: "yes", false: "no"}[v] + ", have " + itoa(n)
-		}
-	case string:
-		if (v == "yes") != (n > 0) {
-			return "want violations " + v + ", have " + itoa(n)
-		}
-	case float64:
-		if int(v) != n {
-			return "want " + itoa(int(v)) + " violations, have " + itoa(n)
-		}
-	}
-	return ""
-}
-
-func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
