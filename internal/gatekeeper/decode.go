@@ -3,6 +3,7 @@ package gatekeeper
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/open-policy-agent/frameworks/constraint/pkg/apis"
 	"github.com/open-policy-agent/frameworks/constraint/pkg/core/templates"
@@ -51,6 +52,16 @@ func IsConstraint(js []byte) bool {
 	return typeOf(js).group() == ConstraintsGroup
 }
 
+// templateScheme holds every served version of ConstraintTemplate and its
+// conversions. It is built once: a Scheme is safe for concurrent reads.
+var templateScheme = sync.OnceValues(func() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	if err := apis.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("gatekeeper scheme: %w", err)
+	}
+	return scheme, nil
+})
+
 // versionless is what every served version of ConstraintTemplate is.
 type versionless interface {
 	ToVersionless() (*templates.ConstraintTemplate, error)
@@ -60,9 +71,9 @@ type versionless interface {
 // serves (v1, v1beta1, v1alpha1), strictly, and converts it to the
 // framework's versionless form, defaulted as Gatekeeper defaults it.
 func DecodeTemplate(js []byte) (*templates.ConstraintTemplate, error) {
-	scheme := runtime.NewScheme()
-	if err := apis.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("gatekeeper scheme: %w", err)
+	scheme, err := templateScheme()
+	if err != nil {
+		return nil, err
 	}
 	var u unstructured.Unstructured
 	if err := u.UnmarshalJSON(js); err != nil {

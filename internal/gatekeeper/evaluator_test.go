@@ -98,6 +98,30 @@ func TestReviewRequest(t *testing.T) {
 	}
 }
 
+// TestNamespaceSelector gives the request's Namespace to the client: a
+// Constraint's namespaceSelector reads its labels.
+func TestNamespaceSelector(t *testing.T) {
+	e := allowedRepos(t, []byte(`{"apiVersion":"constraints.gatekeeper.sh/v1beta1","kind":"K8sAllowedRepos","metadata":{"name":"repos"},
+"spec":{"match":{"namespaceSelector":{"matchLabels":{"team":"a"}}},"parameters":{"repos":["openpolicyagent/"]}}}`))
+	for _, tt := range []struct {
+		labels map[string]string
+		denied bool
+	}{
+		{map[string]string{"team": "a"}, true},
+		{map[string]string{"team": "b"}, false},
+		{nil, false},
+	} {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: tt.labels, CreationTimestamp: metav1.Now()}}
+		vs, err := e.ReviewRequest(context.Background(), podRequest(t, "n", "nginx"), ns, Webhook)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Words(vs).Denial != ""; got != tt.denied {
+			t.Errorf("namespace labels %v: denied %v, want %v", tt.labels, got, tt.denied)
+		}
+	}
+}
+
 func TestEnforcementActions(t *testing.T) {
 	constraint := func(action string, extra string) []byte {
 		return []byte(`{"apiVersion":"constraints.gatekeeper.sh/v1beta1","kind":"K8sAllowedRepos","metadata":{"name":"repos"},

@@ -2,7 +2,6 @@ package gatekeeper
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/open-policy-agent/frameworks/constraint/pkg/client/reviews"
@@ -12,6 +11,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Violation is one Constraint's result for a request.
@@ -34,11 +34,12 @@ type Violation struct {
 // the request is evaluated. ns is nil for cluster-scoped requests. At the
 // Gator point the request is reviewed as it is, as gator verify does.
 func (e *Evaluator) ReviewRequest(ctx context.Context, req *admissionv1.AdmissionRequest, ns *corev1.Namespace, point string) ([]Violation, error) {
-	r := *req
-	if r.Kind.Kind == "Namespace" && r.Kind.Group == "" && point != Gator {
+	if req.Kind.Kind == "Namespace" && req.Kind.Group == "" && req.Namespace != "" && point != Gator {
+		r := *req
 		r.Namespace = ""
+		req = &r
 	}
-	review := &target.AugmentedReview{AdmissionRequest: &r, Namespace: ns, Source: mutationtypes.SourceTypeOriginal, IsAdmission: true}
+	review := &target.AugmentedReview{AdmissionRequest: req, Namespace: ns, Source: mutationtypes.SourceTypeOriginal, IsAdmission: true}
 	return e.review(ctx, review, ns, point)
 }
 
@@ -65,15 +66,12 @@ func (e *Evaluator) review(ctx context.Context, review any, ns *corev1.Namespace
 	return violations(resp.Results()), nil
 }
 
-// namespaceMap is the Namespace as the client takes it (Gatekeeper's
-// util.NamespaceToMap, which logs and drops an error instead).
+// namespaceMap is the Namespace as the client takes it: its JSON fields
+// as a map, as Gatekeeper's util.NamespaceToMap gives them, without its
+// JSON round trip (it also logs and drops an error instead).
 func namespaceMap(ns *corev1.Namespace) (map[string]any, error) {
-	js, err := json.Marshal(ns)
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ns)
 	if err != nil {
-		return nil, fmt.Errorf("namespace %s: %w", ns.Name, err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(js, &m); err != nil {
 		return nil, fmt.Errorf("namespace %s: %w", ns.Name, err)
 	}
 	return m, nil

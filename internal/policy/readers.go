@@ -24,9 +24,9 @@ type reader struct {
 }
 
 // readers is every dialect tollgate reads besides its own (tollgate.dev,
-// decoded by decode). A document of another API group is an object
-// (foreign), never a policy.
-var readers = []reader{
+// decoded by decode), and Gatekeeper's groups it refuses. A document of
+// another API group is an object (foreign), never a policy.
+var readers = append([]reader{
 	{group: "admissionregistration.k8s.io", identify: func(js []byte) (string, func() (*Policy, field.ErrorList)) {
 		if kind, ok := validatingpolicy.Identify(js); ok {
 			return kind, func() (*Policy, field.ErrorList) { return decodeVAP(kind, js) }
@@ -54,30 +54,34 @@ var readers = []reader{
 		}
 		return "", nil
 	}},
-}
+}, refusedGatekeeper()...)
 
-// unsupportedGatekeeper are Gatekeeper's API groups tollgate does not
-// read yet. Their objects are refused by name: a mutation or a Config's
-// exemptions silently left out would change what is enforced.
-var unsupportedGatekeeper = map[string]string{
-	"mutations.gatekeeper.sh":    "Gatekeeper's mutators",
-	"expansion.gatekeeper.sh":    "Gatekeeper's ExpansionTemplates",
-	"config.gatekeeper.sh":       "Gatekeeper's Config (sync and exempt namespaces)",
-	"syncset.gatekeeper.sh":      "Gatekeeper's SyncSets",
-	"externaldata.gatekeeper.sh": "Gatekeeper's external data providers",
-}
-
-// refusedGatekeeper is the reader of one of unsupportedGatekeeper's groups.
-func refusedGatekeeper(group, what string) reader {
-	return reader{group: group, identify: func(js []byte) (string, func() (*Policy, field.ErrorList)) {
-		var tm metav1.TypeMeta
-		if json.Unmarshal(js, &tm) != nil || tm.Kind == "" {
-			return "", nil
-		}
-		return tm.Kind, func() (*Policy, field.ErrorList) {
-			return nil, field.ErrorList{field.Forbidden(field.NewPath("apiVersion"), what+" are not supported by tollgate yet; take the document out, or run it with Gatekeeper")}
-		}
-	}}
+// refusedGatekeeper reads Gatekeeper's API groups tollgate does not read
+// yet: each of their documents is refused by name. A mutation or a
+// Config's exemptions silently left out would change what is enforced.
+func refusedGatekeeper() []reader {
+	var out []reader
+	for _, g := range []struct{ group, what string }{
+		{"mutations.gatekeeper.sh", "Gatekeeper's mutators"},
+		{"expansion.gatekeeper.sh", "Gatekeeper's ExpansionTemplates"},
+		{"config.gatekeeper.sh", "Gatekeeper's Config (sync and exempt namespaces)"},
+		{"syncset.gatekeeper.sh", "Gatekeeper's SyncSets"},
+		{"externaldata.gatekeeper.sh", "Gatekeeper's external data providers"},
+	} {
+		out = append(out, reader{group: g.group, identify: func(js []byte) (string, func() (*Policy, field.ErrorList)) {
+			var tm metav1.TypeMeta
+			if json.Unmarshal(js, &tm) != nil || tm.Kind == "" {
+				return "", nil
+			}
+			if gv, err := schema.ParseGroupVersion(tm.APIVersion); err != nil || gv.Group != g.group {
+				return "", nil
+			}
+			return tm.Kind, func() (*Policy, field.ErrorList) {
+				return nil, field.ErrorList{field.Forbidden(field.NewPath("apiVersion"), g.what+" are not supported by tollgate yet; take the document out, or run it with Gatekeeper")}
+			}
+		}})
+	}
+	return out
 }
 
 // tollgateGroup is the API group of tollgate's own policies (APIVersion).
@@ -86,14 +90,6 @@ const tollgateGroup = "tollgate.dev"
 // readerOf returns the decoder of a document one of the readers reads, and
 // its kind; nil for any other document.
 func readerOf(js []byte) (string, func() (*Policy, field.ErrorList)) {
-	var tm metav1.TypeMeta
-	if json.Unmarshal(js, &tm) == nil {
-		if gv, err := schema.ParseGroupVersion(tm.APIVersion); err == nil {
-			if what, ok := unsupportedGatekeeper[gv.Group]; ok {
-				return refusedGatekeeper(gv.Group, what).identify(js)
-			}
-		}
-	}
 	for _, r := range readers {
 		if kind, decode := r.identify(js); decode != nil {
 			return kind, decode
@@ -104,7 +100,7 @@ func readerOf(js []byte) (string, func() (*Policy, field.ErrorList)) {
 
 // policyGroup tells whether group holds policies: tollgate's or a reader's.
 func policyGroup(group string) bool {
-	if _, ok := unsupportedGatekeeper[group]; ok || group == tollgateGroup {
+	if group == tollgateGroup {
 		return true
 	}
 	for _, r := range readers {
