@@ -135,6 +135,9 @@ func setUp(host string, caData []byte) error {
 			return err
 		}
 	}
+	if err := routeWhenReady(90 * time.Second); err != nil {
+		return err
+	}
 	return waitForWebhooks(90 * time.Second)
 }
 
@@ -193,7 +196,30 @@ func startReplica(i int) error {
 		return err
 	}
 	env.replicas = append(env.replicas, r)
-	return putEndpointSlice(r)
+	return nil
+}
+
+// routeWhenReady puts each replica in the Service once its /readyz says
+// so, as the EndpointSlice controller does for a ready Pod: before, the
+// apiserver's calls to it would be refused.
+func routeWhenReady(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for _, r := range env.replicas {
+		why := readiness(r)
+		for ; why != "ok"; why = readiness(r) {
+			if !alive(r) {
+				return fmt.Errorf("replica %d exited before it was ready", r.id)
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("replica %d not ready after %s: %s", r.id, timeout, why)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err := putEndpointSlice(r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // launch starts (or starts again) a replica's process on its ports.
