@@ -107,3 +107,36 @@ func TestGatekeeperException(t *testing.T) {
 		t.Errorf("%+v %+v, want allowed with the exception's skip", ev.Response, ev.Results)
 	}
 }
+
+// A Gatekeeper Config's exclusions hold for each process as Gatekeeper's:
+// the captured Pod's namespace, shop, left alone by the webhook is still
+// audited.
+func TestGatekeeperConfig(t *testing.T) {
+	owner := "metadata: {name: owner}\nspec: {parameters: {labels: [owner]}}\n" +
+		"---\napiVersion: config.gatekeeper.sh/v1alpha1\nkind: Config\nmetadata: {name: config, namespace: gatekeeper-system}\n" +
+		"spec: {match: [{processes: [webhook], excludedNamespaces: [sh*]}]}"
+	set := gatekeeperSet(t, owner)
+	if got := strings.Join(set.Names(), ","); got != "testrequiredlabels/owner" {
+		t.Errorf("policies %s: want the Constraint only, the Config applied to it", got)
+	}
+	e := New(set, Options{})
+	if ev := e.Evaluate(context.Background(), set.Groups[0], captured(t, "create")); !ev.Response.Allowed || len(ev.Results) != 0 {
+		t.Errorf("webhook: %+v %+v, want allowed with no result (shop is excluded)", ev.Response, ev.Results)
+	}
+	if ev := e.EvaluateStored(context.Background(), set.Groups[0], captured(t, "create")); ev.Response.Allowed || len(ev.Results) != 1 {
+		t.Errorf("audit: %+v %+v, want the violation (shop is excluded from the webhook only)", ev.Response, ev.Results)
+	}
+
+	twice := owner + "\n---\napiVersion: config.gatekeeper.sh/v1alpha1\nkind: Config\nmetadata: {name: config}\n"
+	tmpl, err := os.ReadFile("../policy/testdata/gatekeeper/template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := policy.Parse("gk.yaml", []byte(string(tmpl)+"---\napiVersion: constraints.gatekeeper.sh/v1beta1\nkind: TestRequiredLabels\n"+twice))
+	if err == nil {
+		_, err = policy.NewSet(ps)
+	}
+	if err == nil || !strings.Contains(err.Error(), "a second Gatekeeper Config") || !strings.Contains(err.Error(), "gk.yaml: document 4") {
+		t.Errorf("two Configs: %v, want the second named", err)
+	}
+}

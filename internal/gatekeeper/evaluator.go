@@ -27,7 +27,12 @@ const (
 // data.inventory. It is safe for concurrent reviews.
 type Evaluator struct {
 	client *constraintclient.Client
+	config *Config
 }
+
+// SetConfig applies a Gatekeeper Config's exclusions to every later
+// review. It is called before the first review, never during one.
+func (e *Evaluator) SetConfig(c *Config) { e.config = c }
 
 // ErrNoRego is the error of a template that only Gatekeeper's CEL driver
 // could run.

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Violation is one Constraint's result for a request.
@@ -34,6 +35,10 @@ type Violation struct {
 // the request is evaluated. ns is nil for cluster-scoped requests. At the
 // Gator point the request is reviewed as it is, as gator verify does.
 func (e *Evaluator) ReviewRequest(ctx context.Context, req *admissionv1.AdmissionRequest, ns *corev1.Namespace, point string) ([]Violation, error) {
+	gvk := schema.GroupVersionKind{Group: req.Kind.Group, Version: req.Kind.Version, Kind: req.Kind.Kind}
+	if e.config.excluded(point, gvk, req.Name, req.Namespace) {
+		return nil, nil
+	}
 	if req.Kind.Kind == "Namespace" && req.Kind.Group == "" && req.Namespace != "" && point != Gator {
 		r := *req
 		r.Namespace = ""
@@ -44,8 +49,12 @@ func (e *Evaluator) ReviewRequest(ctx context.Context, req *admissionv1.Admissio
 }
 
 // ReviewObject decides a stored or offline object as Gatekeeper's audit
-// and gator do: no admission request, the object as it is.
+// and gator do: no admission request, the object as it is; none at all
+// in a namespace the Config excludes from audit.
 func (e *Evaluator) ReviewObject(ctx context.Context, obj *unstructured.Unstructured, ns *corev1.Namespace, point string) ([]Violation, error) {
+	if e.config.excluded(point, obj.GroupVersionKind(), obj.GetName(), obj.GetNamespace()) {
+		return nil, nil
+	}
 	review := &target.AugmentedUnstructured{Object: *obj, Namespace: ns, Source: mutationtypes.SourceTypeOriginal}
 	return e.review(ctx, review, ns, point)
 }

@@ -51,6 +51,14 @@ func decodeGatekeeperTemplate(js []byte) (*Policy, field.ErrorList) {
 	return p, nil
 }
 
+func decodeGatekeeperConfig(js []byte) (*Policy, field.ErrorList) {
+	c, err := gatekeeper.DecodeConfig(js)
+	if err != nil {
+		return nil, field.ErrorList{field.Invalid(field.NewPath("spec"), nil, err.Error())}
+	}
+	return &Policy{Metadata: Metadata{Name: gatekeeper.ConfigName}, gkConfig: c}, nil
+}
+
 func decodeGatekeeperConstraint(js []byte) (*Policy, field.ErrorList) {
 	c, err := gatekeeper.DecodeConstraint(js)
 	if err != nil {
@@ -101,19 +109,27 @@ func constraintResources(c *unstructured.Unstructured) []string {
 	return slices.Compact(out)
 }
 
-// attachGatekeeper takes the templates out of policies and builds one
-// evaluator with them and every Constraint. A Constraint of a kind no
+// attachGatekeeper takes the templates and the Config out of policies and
+// builds one evaluator with them and every Constraint. A Constraint of a kind no
 // template defines is an error; so is a template the Rego driver cannot
-// compile, and a Constraint whose parameters its template's schema
-// refuses, each naming its document.
+// compile, a Constraint whose parameters its template's schema
+// refuses, and a second Config, each naming its document.
 func attachGatekeeper(policies []*Policy) ([]*Policy, []error) {
 	var tmpls []*Policy
 	var constraints []*Policy
+	var config *Policy
+	var errs []error
 	out := policies[:0:0]
 	for _, p := range policies {
 		switch {
 		case p.gkTemplate != nil:
 			tmpls = append(tmpls, p)
+			continue
+		case p.gkConfig != nil:
+			if config != nil {
+				errs = append(errs, fmt.Errorf("%s: a second Gatekeeper Config (the first: %s): Gatekeeper reads one", p.Source, config.Source))
+			}
+			config = p
 			continue
 		case p.Gatekeeper != nil:
 			constraints = append(constraints, p)
@@ -121,14 +137,16 @@ func attachGatekeeper(policies []*Policy) ([]*Policy, []error) {
 		out = append(out, p)
 	}
 	if len(constraints) == 0 {
-		return out, nil
+		return out, errs
 	}
 	ctx := context.Background()
 	e, err := gatekeeper.NewEvaluator(ctx, nil, nil)
 	if err != nil {
-		return out, []error{err}
+		return out, append(errs, err)
 	}
-	var errs []error
+	if config != nil {
+		e.SetConfig(config.gkConfig)
+	}
 	kinds := map[string]*templates.ConstraintTemplate{}
 	for _, t := range tmpls {
 		kind := t.gkTemplate.Spec.CRD.Spec.Names.Kind

@@ -54,17 +54,22 @@ var readers = append([]reader{
 		}
 		return "", nil
 	}},
+	{group: gatekeeper.ConfigGroup, identify: func(js []byte) (string, func() (*Policy, field.ErrorList)) {
+		if gatekeeper.IsConfig(js) {
+			return "Config", func() (*Policy, field.ErrorList) { return decodeGatekeeperConfig(js) }
+		}
+		return "", nil
+	}},
 }, refusedGatekeeper()...)
 
 // refusedGatekeeper reads Gatekeeper's API groups tollgate does not read
 // yet: each of their documents is refused by name. A mutation or a
-// Config's exemptions silently left out would change what is enforced.
+// SyncSet silently left out would change what is enforced.
 func refusedGatekeeper() []reader {
 	var out []reader
 	for _, g := range []struct{ group, what string }{
 		{"mutations.gatekeeper.sh", "Gatekeeper's mutators"},
 		{"expansion.gatekeeper.sh", "Gatekeeper's ExpansionTemplates"},
-		{"config.gatekeeper.sh", "Gatekeeper's Config (sync and exempt namespaces)"},
 		{"syncset.gatekeeper.sh", "Gatekeeper's SyncSets"},
 		{"externaldata.gatekeeper.sh", "Gatekeeper's external data providers"},
 	} {

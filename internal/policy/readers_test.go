@@ -23,7 +23,11 @@ func TestReaders(t *testing.T) {
 		{doc: `{"apiVersion":"constraints.gatekeeper.sh/v1beta1","kind":"K8sRequiredLabels"}`, kind: "Constraint"},
 		// Gatekeeper's other objects are refused by name, never objects.
 		{doc: `{"apiVersion":"mutations.gatekeeper.sh/v1","kind":"Assign"}`, kind: "Assign"},
+		{doc: `{"apiVersion":"syncset.gatekeeper.sh/v1alpha1","kind":"SyncSet"}`, kind: "SyncSet"},
 		{doc: `{"apiVersion":"config.gatekeeper.sh/v1alpha1","kind":"Config"}`, kind: "Config"},
+		// A kind of Config's group that is not Config: tollgate's decoder
+		// refuses it by name.
+		{doc: `{"apiVersion":"config.gatekeeper.sh/v1alpha1","kind":"Other"}`},
 	} {
 		kind, decode := readerOf([]byte(tc.doc))
 		if kind != tc.kind || (decode != nil) != (tc.kind != "") {

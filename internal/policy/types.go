@@ -7,6 +7,7 @@ import (
 
 	"github.com/open-policy-agent/frameworks/constraint/pkg/core/templates"
 
+	"github.com/tollgate-dev/tollgate/internal/gatekeeper"
 	"github.com/tollgate-dev/tollgate/internal/mutatingpolicy"
 	"github.com/tollgate-dev/tollgate/internal/references"
 	"github.com/tollgate-dev/tollgate/internal/validatingpolicy"
@@ -49,6 +50,9 @@ type Policy struct {
 	// gkTemplate is a ConstraintTemplate document, joined to its
 	// Constraints by NewSet and then left out of the set.
 	gkTemplate *templates.ConstraintTemplate
+	// gkConfig is Gatekeeper's Config, applied to the set's Constraints by
+	// NewSet and then left out of the set.
+	gkConfig *gatekeeper.Config
 	// mapBinding is a MutatingAdmissionPolicyBinding until NewSet attaches it.
 	mapBinding *admissionregistrationv1.MutatingAdmissionPolicyBinding
 }

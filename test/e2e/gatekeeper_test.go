@@ -24,12 +24,13 @@ import (
 // Constraint (moved to the test's namespace), and a template of the
 // policy package's tests with a deny Constraint selecting namespaces by
 // label (read from the cluster) and a warn Constraint selecting them by
-// name with a wildcard. Through a real kube-apiserver, each Pod gets
-// Gatekeeper's words: denials as "[constraint] message", joined by
-// newlines, warnings likewise.
+// name with a wildcard, and a Config that exempts one namespace from the
+// webhook. Through a real kube-apiserver, each Pod gets Gatekeeper's
+// words: denials as "[constraint] message", joined by newlines, warnings
+// likewise; in the exempt namespace, nothing.
 func TestGatekeeper(t *testing.T) {
 	c := context.Background()
-	for ns, labels := range map[string]map[string]string{"gk-shop": {"gk": "shop"}, "gk-other": nil} {
+	for ns, labels := range map[string]map[string]string{"gk-shop": {"gk": "shop"}, "gk-other": nil, "gk-exempt": {"gk": "shop"}} {
 		if err := framework.EnsureNamespace(c, cluster.client, ns, labels); err != nil {
 			t.Fatal(err)
 		}
@@ -65,6 +66,14 @@ spec:
     kinds: [{apiGroups: [""], kinds: [Pod]}]
     namespaces: ["gk-*"]
   parameters: {labels: [cost]}
+---
+apiVersion: config.gatekeeper.sh/v1alpha1
+kind: Config
+metadata: {name: config, namespace: gatekeeper-system}
+spec:
+  match:
+  - processes: [webhook]
+    excludedNamespaces: [gk-exempt]
 `)}, []byte("\n---\n"))
 	gone := func(ctx context.Context) error {
 		_, err := cluster.client.CoreV1().Pods("gk-shop").Create(ctx, gkPod("gone", "nginx", nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
@@ -100,6 +109,7 @@ spec:
 		{"shop, everything right", "gk-shop", "openpolicyagent/opa:0.9.2", both, "", nil},
 		{"other namespace: only the warning", "gk-other", "nginx", nil, "", []string{`[cost] missing labels: {"cost"}`}},
 		{"other namespace, labelled", "gk-other", "nginx", both, "", nil},
+		{"exempt by the Config: nothing said", "gk-exempt", "nginx", nil, "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := createIn(c, t, client, w, tc.ns, gkPod("p", tc.image, tc.labels))
