@@ -21,7 +21,8 @@ import (
 // warn, warn with "dryrun: " for dryrun, which never denies. A
 // PolicyException naming the Constraint's policy lifts its violation. A
 // Constraint without a violation leaves no result: Gatekeeper's evaluator
-// does not say which Constraints matched.
+// does not say which Constraints matched. A referential Constraint that
+// selects the request but has no inventory to read is an error result.
 func (e *Engine) validateGatekeeper(ctx context.Context, g *policy.Group, req *admission.Request, stored bool) Evaluation {
 	byName := make(map[string]*policy.Policy, len(g.Policies))
 	for _, p := range g.Policies {
@@ -51,6 +52,11 @@ func (e *Engine) validateGatekeeper(ctx context.Context, g *policy.Group, req *a
 			r := exempted(p.Name(), ex)
 			r.Origin = p.Origin()
 			results = append(results, r)
+			continue
+		}
+		if v.Err != nil {
+			// Gatekeeper's webhook is failurePolicy Ignore: allowed, and said.
+			results = append(results, Result{Policy: p.Name(), Outcome: Error, Message: "could not be evaluated (failurePolicy Ignore): " + v.Err.Error(), Origin: p.Origin()})
 			continue
 		}
 		kept = append(kept, v)

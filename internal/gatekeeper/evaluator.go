@@ -27,7 +27,16 @@ const (
 // data.inventory. It is safe for concurrent reviews.
 type Evaluator struct {
 	client *constraintclient.Client
+	target *target.K8sValidationTarget
 	config *Config
+	// referential are the kinds of the templates that read data.inventory,
+	// and matchers the match of each of their Constraints (inventory.go).
+	referential map[string]string
+	matchers    []referentialConstraint
+	// inventory tells whether data.inventory holds what was given to sync;
+	// synced is what SetInventory put there.
+	inventory bool
+	synced    []*unstructured.Unstructured
 }
 
 // SetConfig applies a Gatekeeper Config's exclusions to every later
@@ -82,15 +91,16 @@ func NewEvaluator(ctx context.Context, tmpls []*templates.ConstraintTemplate, co
 	if err != nil {
 		return nil, fmt.Errorf("gatekeeper rego driver: %w", err)
 	}
+	tgt := &target.K8sValidationTarget{}
 	c, err := constraintclient.NewClient(
-		constraintclient.Targets(&target.K8sValidationTarget{}),
+		constraintclient.Targets(tgt),
 		constraintclient.Driver(driver),
 		constraintclient.EnforcementPoints(Webhook, Audit, Gator),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("gatekeeper client: %w", err)
 	}
-	e := &Evaluator{client: c}
+	e := &Evaluator{client: c, target: tgt, referential: map[string]string{}}
 	for _, t := range tmpls {
 		if err := e.AddTemplate(ctx, t); err != nil {
 			return nil, err
@@ -112,6 +122,9 @@ func (e *Evaluator) AddTemplate(ctx context.Context, t *templates.ConstraintTemp
 	if _, err := e.client.AddTemplate(ctx, t); err != nil {
 		return fmt.Errorf("ConstraintTemplate %q: %w", t.GetName(), err)
 	}
+	if ReadsInventory(t) {
+		e.referential[t.Spec.CRD.Spec.Names.Kind] = t.GetName()
+	}
 	return nil
 }
 
@@ -122,7 +135,7 @@ func (e *Evaluator) AddConstraint(ctx context.Context, c *unstructured.Unstructu
 	if _, err := e.client.AddConstraint(ctx, c); err != nil {
 		return fmt.Errorf("%s %q: %w", c.GetKind(), c.GetName(), err)
 	}
-	return nil
+	return e.addMatcher(c)
 }
 
 // AddData adds an object to data.inventory, where referential templates

@@ -26,6 +26,9 @@ type Violation struct {
 	Actions []string
 	// Details is what the Rego rule gave beside the message.
 	Details any
+	// Err is set, and nothing else said, for a Constraint that selects
+	// the request but could not be evaluated (ErrNoInventory).
+	Err error
 }
 
 // ReviewRequest decides an admission request as Gatekeeper's webhook
@@ -72,7 +75,7 @@ func (e *Evaluator) review(ctx context.Context, review any, ns *corev1.Namespace
 	if err != nil {
 		return nil, fmt.Errorf("gatekeeper review: %w", err)
 	}
-	return violations(resp.Results()), nil
+	return e.withoutInventory(review, violations(resp.Results()))
 }
 
 // namespaceMap is the Namespace as the client takes it: its JSON fields

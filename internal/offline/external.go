@@ -116,6 +116,9 @@ func ExternalFor(ctx context.Context, set *policy.Set, in Input) (external.Sourc
 	}
 	given := len(in.Manifests) > 0 || len(in.ReferencePaths) > 0 || in.OnlyReferences
 	ext.References = referenceStore(set, candidates, given, errNoReferences, in.Kinds, in.DefaultNamespace)
+	if err := gatekeeperInventory(ctx, set, candidates, given, in.Kinds, in.DefaultNamespace); err != nil {
+		return ext, err
+	}
 	return ext, nil
 }
 

@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -29,18 +30,9 @@ func referenceStore(set *policy.Set, candidates []*unstructured.Unstructured, gi
 	if len(set.References()) == 0 {
 		return nil
 	}
-	if defaultNS == "" {
-		defaultNS = "default"
-	}
 	st := set.NewReferenceStore()
 	for _, u := range candidates {
-		if u.GetNamespace() == "" {
-			if m, ok := kinds.Lookup(u.GroupVersionKind()); ok && m.Namespaced {
-				u = u.DeepCopy()
-				u.SetNamespace(defaultNS)
-			}
-		}
-		st.Upsert(u)
+		st.Upsert(asStored(u, kinds, defaultNS))
 	}
 	for _, gvk := range st.Kinds() {
 		if given {
@@ -50,6 +42,42 @@ func referenceStore(set *policy.Set, candidates []*unstructured.Unstructured, gi
 		}
 	}
 	return st
+}
+
+// gatekeeperInventory fills the data.inventory of the set's Gatekeeper
+// Constraints with the candidates of the kinds its Config syncs, as the
+// cluster would hold them (namespaced in defaultNS when they name none).
+// Given nothing, the inventory stays unknown, and each referential
+// Constraint that selects a request says so.
+func gatekeeperInventory(ctx context.Context, set *policy.Set, candidates []*unstructured.Unstructured, given bool, kinds *manifest.Kinds, defaultNS string) error {
+	e := set.GatekeeperEvaluator()
+	if e == nil || !e.NeedsInventory() || !given {
+		return nil
+	}
+	objs := make([]*unstructured.Unstructured, 0, len(candidates))
+	for _, u := range candidates {
+		objs = append(objs, asStored(u, kinds, defaultNS))
+	}
+	if err := e.SetInventory(ctx, objs); err != nil {
+		return fmt.Errorf("gatekeeper inventory: %w", err)
+	}
+	return nil
+}
+
+// asStored is an object as the cluster would hold it: a namespaced object
+// that names no namespace in defaultNS ("default" when unset).
+func asStored(u *unstructured.Unstructured, kinds *manifest.Kinds, defaultNS string) *unstructured.Unstructured {
+	if u.GetNamespace() != "" {
+		return u
+	}
+	if m, ok := kinds.Lookup(u.GroupVersionKind()); ok && m.Namespaced {
+		if defaultNS == "" {
+			defaultNS = "default"
+		}
+		u = u.DeepCopy()
+		u.SetNamespace(defaultNS)
+	}
+	return u
 }
 
 // unstructuredOf decodes manifests.

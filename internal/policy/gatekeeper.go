@@ -42,9 +42,6 @@ func decodeGatekeeperTemplate(js []byte) (*Policy, field.ErrorList) {
 	if !gatekeeper.HasRego(t) {
 		return p, field.ErrorList{field.Invalid(field.NewPath("spec", "targets"), "K8sNativeValidation", gatekeeper.ErrNoRego.Error())}
 	}
-	if gatekeeper.ReadsInventory(t) {
-		return p, field.ErrorList{field.Forbidden(field.NewPath("spec", "targets"), "the template reads data.inventory (referential data): tollgate does not sync Gatekeeper's inventory yet, so it would always see it empty; `tollgate test` runs it with a gator suite's inventory")}
-	}
 	if t.Spec.CRD.Spec.Names.Kind == "" {
 		return p, field.ErrorList{field.Required(field.NewPath("spec", "crd", "spec", "names", "kind"), "the kind of the template's Constraints")}
 	}
@@ -154,6 +151,16 @@ func attachGatekeeper(policies []*Policy) ([]*Policy, []error) {
 			errs = append(errs, fmt.Errorf("%s: ConstraintTemplate %q: kind %s is also defined by ConstraintTemplate %q", t.Source, t.Name(), kind, prev.GetName()))
 			continue
 		}
+		if gatekeeper.ReadsInventory(t.gkTemplate) {
+			var cfg *gatekeeper.Config
+			if config != nil {
+				cfg = config.gkConfig
+			}
+			if err := cfg.Covers(t.gkTemplate); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", t.Source, err))
+				continue
+			}
+		}
 		if err := e.AddTemplate(ctx, t.gkTemplate); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", t.Source, err))
 			continue
@@ -173,6 +180,17 @@ func attachGatekeeper(policies []*Policy) ([]*Policy, []error) {
 		c.Gatekeeper.Evaluator = e
 	}
 	return out, errs
+}
+
+// GatekeeperEvaluator is the evaluator of the set's Constraints, nil
+// when it has none.
+func (s *Set) GatekeeperEvaluator() *gatekeeper.Evaluator {
+	for _, p := range s.Policies {
+		if p.Gatekeeper != nil && p.Gatekeeper.Evaluator != nil {
+			return p.Gatekeeper.Evaluator
+		}
+	}
+	return nil
 }
 
 // gatekeeperMatch is the match of the set's one Gatekeeper webhook: every

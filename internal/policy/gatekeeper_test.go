@@ -75,9 +75,15 @@ func TestGatekeeperRejects(t *testing.T) {
 		{"two templates of one kind", func(t *testing.T) string {
 			return tmpl(t) + strings.Replace(tmpl(t), "name: testrequiredlabels", "name: again", 1) + gkConstraint("TestRequiredLabels", "x", "{}")
 		}, "kind TestRequiredLabels is also defined"},
-		{"referential", func(t *testing.T) string {
-			return strings.Replace(tmpl(t), "count(missing) > 0", "count(missing) > 0\n        data.inventory.cluster[_]", 1)
-		}, "reads data.inventory"},
+		{"referential, nothing synced", func(t *testing.T) string {
+			return strings.Replace(tmpl(t), "count(missing) > 0", "count(missing) > 0\n        data.inventory.cluster[_]", 1) + gkConstraint("TestRequiredLabels", "x", "{}")
+		}, "no Gatekeeper Config of the set syncs anything"},
+		{"referential, what it requires not synced", func(t *testing.T) string {
+			return strings.Replace(strings.Replace(tmpl(t), "count(missing) > 0", "count(missing) > 0\n        data.inventory.cluster[_]", 1),
+				"name: testrequiredlabels", "name: testrequiredlabels\n  annotations: {metadata.gatekeeper.sh/requires-sync-data: "+`'"[[{"groups": [""], "versions": ["v1"], "kinds": ["Namespace"]}]]"'`+"}", 1) +
+				"apiVersion: config.gatekeeper.sh/v1alpha1\nkind: Config\nmetadata: {name: config}\nspec: {sync: {syncOnly: [{group: '', version: v1, kind: Pod}]}}\n---\n" +
+				gkConstraint("TestRequiredLabels", "x", "{}")
+		}, "needs one of"},
 		{"unknown template field", func(t *testing.T) string {
 			return strings.Replace(tmpl(t), "  crd:\n", "  bogus: 1\n  crd:\n", 1)
 		}, "bogus"},

@@ -175,6 +175,8 @@ func gatorReview(ctx context.Context, dir string, tmpl *templates.ConstraintTemp
 			}
 		}
 	}
+	// gator verify syncs the case's inventory, none at all when it names none.
+	e.InventoryGiven()
 	var vs []gatekeeper.Violation
 	if obj.GetKind() == "AdmissionReview" && obj.GroupVersionKind().Group == admissionv1.SchemeGroupVersion.Group {
 		req, err := gatorRequest(obj)

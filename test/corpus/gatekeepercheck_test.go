@@ -19,9 +19,10 @@ var checkDifferences = map[string]string{}
 
 // TestGatekeeperLibraryCheck runs `tollgate check` as a user runs it on
 // every case of gatekeeper-library's suites that a directory of policies
-// can hold (no inventory, no expansion, not an AdmissionReview, a valid
-// Constraint), with the test's template and Constraint as the policy
-// directory, and wants each assertion of the case to hold for the
+// can hold (no expansion, not an AdmissionReview, a valid Constraint),
+// with the test's template and Constraint as the policy directory (and,
+// for a referential template, the library's Config that syncs what it
+// reads; the case's inventory as --references), and wants each assertion of the case to hold for the
 // results check reports: the assertion (suite.GatorAssertion, gator's
 // own semantics) holds for the messages of the fail and warn results.
 func TestGatekeeperLibraryCheck(t *testing.T) {
@@ -30,7 +31,7 @@ func TestGatekeeperLibraryCheck(t *testing.T) {
 	if err != nil || len(suites) == 0 {
 		t.Fatalf("suites: %v (%d)", err, len(suites))
 	}
-	checked, skipped := 0, map[string]int{}
+	checked, referential, skipped := 0, 0, map[string]int{}
 	for _, sf := range suites {
 		dir := filepath.Dir(sf)
 		s, err := suite.Load(sf)
@@ -46,12 +47,14 @@ func TestGatekeeperLibraryCheck(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			files := map[string]string{"template.yaml": test.Template, "constraint.yaml": test.Constraint}
 			if strings.Contains(string(tmpl), "data.inventory") {
-				skipped["referential"] += len(test.Cases)
-				continue
+				// The library's Config for the template: what Gatekeeper must sync.
+				files["sync.yaml"] = filepath.Join(filepath.Dir(test.Template), "sync.yaml")
+				referential += len(test.Cases)
 			}
 			policies := t.TempDir()
-			for name, from := range map[string]string{"template.yaml": test.Template, "constraint.yaml": test.Constraint} {
+			for name, from := range files {
 				b, err := os.ReadFile(filepath.Join(dir, from))
 				if err != nil {
 					t.Fatal(err)
@@ -65,14 +68,18 @@ func TestGatekeeperLibraryCheck(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(c.Inventory) > 0 || strings.Contains(string(obj), "kind: AdmissionReview") {
-					skipped["inventory or AdmissionReview"]++
+				if strings.Contains(string(obj), "kind: AdmissionReview") {
+					skipped["AdmissionReview"]++
 					continue
+				}
+				var inventory []string
+				for _, inv := range c.Inventory {
+					inventory = append(inventory, filepath.Join(dir, inv))
 				}
 				name, _ := filepath.Rel(root, filepath.Join(dir, test.Name, c.Name))
 				checked++
 				t.Run(name, func(t *testing.T) {
-					messages := checkMessages(t, policies, filepath.Join(dir, c.Object))
+					messages := checkMessages(t, policies, filepath.Join(dir, c.Object), inventory)
 					for i, a := range c.Assertions {
 						if err := a.Check(messages); err != nil {
 							if why, ok := checkDifferences[name]; ok {
@@ -89,18 +96,22 @@ func TestGatekeeperLibraryCheck(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d cases checked; left out: %v", checked, skipped)
-	if checked < 200 {
-		t.Errorf("%d cases checked, want at least 200", checked)
+	t.Logf("%d cases checked, %d of referential templates; left out: %v", checked, referential, skipped)
+	if checked < 240 || referential < 20 {
+		t.Errorf("%d cases checked (%d referential), want at least 240 (20)", checked, referential)
 	}
 }
 
 // checkMessages runs tollgate check on one object and returns the
 // messages of its fail and warn results (a dryrun's without its prefix).
-func checkMessages(t *testing.T, policies, object string) []string {
+func checkMessages(t *testing.T, policies, object string, inventory []string) []string {
 	t.Helper()
 	var stdout, stderr strings.Builder
-	code := cli.Main([]string{"check", "-c", policies, "-f", object, "-o", "json"}, strings.NewReader(""), &stdout, &stderr)
+	args := []string{"check", "-c", policies, "-f", object, "-o", "json"}
+	for _, inv := range inventory {
+		args = append(args, "--references", inv)
+	}
+	code := cli.Main(args, strings.NewReader(""), &stdout, &stderr)
 	if code != 0 && code != 1 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
