@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/tollgate-dev/tollgate/internal/exception"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
@@ -138,5 +140,53 @@ func TestGatekeeperConfig(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "a second Gatekeeper Config") || !strings.Contains(err.Error(), "gk.yaml: document 4") {
 		t.Errorf("two Configs: %v, want the second named", err)
+	}
+}
+
+// A referential Constraint with no inventory given (tollgate serve does not
+// sync one yet) is an error result for the requests it selects, allowed
+// as Gatekeeper's failurePolicy Ignore has it, and nothing for the others;
+// with an inventory, it decides.
+func TestGatekeeperNoInventory(t *testing.T) {
+	tmpl, err := os.ReadFile("../policy/testdata/gatekeeper/template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	referential := strings.Replace(string(tmpl), "count(missing) > 0", "count(missing) > 0\n        data.inventory.cluster[\"v1\"].Namespace[_]", 1)
+	doc := referential + "---\napiVersion: constraints.gatekeeper.sh/v1beta1\nkind: TestRequiredLabels\nmetadata: {name: owner}\n" +
+		"spec: {match: {namespaces: [shop]}, parameters: {labels: [owner]}}\n" +
+		"---\napiVersion: constraints.gatekeeper.sh/v1beta1\nkind: TestRequiredLabels\nmetadata: {name: elsewhere}\n" +
+		"spec: {match: {namespaces: [other]}, parameters: {labels: [owner]}}\n" +
+		"---\napiVersion: config.gatekeeper.sh/v1alpha1\nkind: Config\nmetadata: {name: config}\nspec: {sync: {syncOnly: [{group: '', version: v1, kind: Namespace}]}}\n"
+	ps, err := policy.Parse("gk.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := policy.NewSet(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ev := New(set, Options{}).Evaluate(ctx, set.Groups[0], captured(t, "create"))
+	if !ev.Response.Allowed || len(ev.Results) != 1 || ev.Results[0].Policy != "testrequiredlabels/owner" || ev.Results[0].Outcome != Error ||
+		!strings.Contains(ev.Results[0].Message, "could not be evaluated (failurePolicy Ignore)") || !strings.Contains(ev.Results[0].Message, "reads data.inventory") {
+		t.Errorf("no inventory: %+v %+v, want allowed, one error naming the inventory, for the Constraint that selects shop", ev.Response, ev.Results)
+	}
+	var ns unstructured.Unstructured
+	ns.SetAPIVersion("v1")
+	ns.SetKind("Namespace")
+	ns.SetName("shop")
+	if err := set.GatekeeperEvaluator().SetInventory(ctx, []*unstructured.Unstructured{&ns}); err != nil {
+		t.Fatal(err)
+	}
+	ev = New(set, Options{}).Evaluate(ctx, set.Groups[0], captured(t, "create"))
+	if ev.Response.Allowed || len(ev.Results) != 1 || ev.Results[0].Outcome != Fail {
+		t.Errorf("with an inventory: %+v %+v, want the owner Constraint's denial", ev.Response, ev.Results)
+	}
+	if err := set.GatekeeperEvaluator().SetInventory(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if ev = New(set, Options{}).Evaluate(ctx, set.Groups[0], captured(t, "create")); !ev.Response.Allowed || len(ev.Results) != 0 {
+		t.Errorf("inventory given, empty: %+v %+v, want allowed with no result (the Rego finds nothing)", ev.Response, ev.Results)
 	}
 }
