@@ -24,6 +24,10 @@ func TestGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	gk, err := GatekeeperPodSecurity("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name     string
 		set      *policy.Set
@@ -34,6 +38,7 @@ func TestGroups(t *testing.T) {
 		{"twenty", twenty, 20, len(TwentyLibrary), TwentyLibrary},
 		{"library", library, 23, 23, []string{"require-run-as-non-root", "restrict-volume-types", "allowed-registries"}},
 		{"field checks", checks, 50, 50, []string{"field-check-0", "field-check-49"}},
+		{"gatekeeper", gk, 19, 0, []string{"k8spspprivilegedcontainer/psp-privileged-container", "k8spspseccomp/psp-seccomp"}},
 	}
 	var kyvernoNames []string
 	for _, g := range kyverno.Groups {

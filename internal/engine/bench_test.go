@@ -222,3 +222,19 @@ func BenchmarkPolicies(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGatekeeperPodSecurity decides the captured Pod with
+// gatekeeper-library's 19 pod-security-policy templates and a sample
+// Constraint each (benchpolicies.GatekeeperPodSecurity), through
+// Gatekeeper's own evaluator: one webhook, as Gatekeeper has. Compare it
+// with BenchmarkPodSecuritySet, tollgate's own restricted set.
+func BenchmarkGatekeeperPodSecurity(b *testing.B) {
+	set, err := benchpolicies.GatekeeperPodSecurity("../..")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if ev := New(set, Options{}).Evaluate(context.Background(), set.Groups[0], capturedPod(b)); len(ev.Results) > 0 && ev.Results[0].Outcome == Error {
+		b.Fatalf("%s: %s", ev.Results[0].Policy, ev.Results[0].Message)
+	}
+	benchGroup(b, set, nil)
+}
