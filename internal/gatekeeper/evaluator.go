@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	constraintclient "github.com/open-policy-agent/frameworks/constraint/pkg/client"
 	"github.com/open-policy-agent/frameworks/constraint/pkg/client/drivers/rego"
@@ -35,7 +36,7 @@ type Evaluator struct {
 	matchers    []referentialConstraint
 	// inventory tells whether data.inventory holds what was given to sync;
 	// synced is what SetInventory put there.
-	inventory bool
+	inventory atomic.Bool
 	synced    []*unstructured.Unstructured
 }
 

@@ -16,7 +16,7 @@ import (
 // ErrNoInventory is why a referential Constraint (its template reads
 // data.inventory) is not evaluated: nothing was given to fill the
 // inventory, and an empty one would pass everything.
-var ErrNoInventory = errors.New("its template reads data.inventory, the objects Gatekeeper syncs, and tollgate was given none: offline, give them with --references FILE|DIR (or among the input files); tollgate serve and audit do not sync Gatekeeper's inventory yet")
+var ErrNoInventory = errors.New("its template reads data.inventory, the objects Gatekeeper syncs, and tollgate does not hold them: offline, give them with --references FILE|DIR (or among the input files); tollgate serve syncs them from its cluster once its informers have synced (never without cluster access); tollgate audit does not sync them")
 
 // referentialConstraint is a Constraint of a template that reads
 // data.inventory, with its match.
@@ -42,8 +42,8 @@ func (e *Evaluator) addMatcher(c *unstructured.Unstructured) error {
 
 // InventoryGiven says that data.inventory holds every object given to
 // sync (none may be a real answer): referential Constraints are evaluated
-// from then on. It is called before the first review, never during one.
-func (e *Evaluator) InventoryGiven() { e.inventory = true }
+// from then on.
+func (e *Evaluator) InventoryGiven() { e.inventory.Store(true) }
 
 // SetInventory makes data.inventory exactly the objects of the kinds the
 // Config syncs among objs (others are left out, as Gatekeeper syncs only
@@ -81,7 +81,7 @@ func (e *Evaluator) Referential(kind string) bool {
 // review: never a pass they could not decide, never an error for a
 // request they do not select.
 func (e *Evaluator) withoutInventory(review any, vs []Violation) ([]Violation, error) {
-	if e.inventory || len(e.matchers) == 0 {
+	if e.inventory.Load() || len(e.matchers) == 0 {
 		return vs, nil
 	}
 	out := vs[:0]

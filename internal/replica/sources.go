@@ -14,9 +14,9 @@ import (
 // sources gives policies their params, authorizer and referenced objects.
 // With cluster access: informers of the param kinds and of the referenced
 // kinds in use (kept in step with reloads by follow, /readyz waiting for
-// them) and SubjectAccessReviews. Without: the param and RBAC objects found
-// with the policies, read again on each reload (referenced kinds are then
-// unavailable, naming why).
+// them) and SubjectAccessReviews, and Gatekeeper's inventory (gatekeeper.go).
+// Without: the param and RBAC objects found with the policies, read again
+// on each reload (referenced kinds are then unavailable, naming why).
 type sources struct {
 	ctx   context.Context
 	store *params.Store
@@ -24,6 +24,7 @@ type sources struct {
 	base  external.Sources
 	// stop ends the informers of the previous offline set's params.
 	stop context.CancelFunc
+	gk   gatekeeperSync
 }
 
 func (r *replica) newExternal(ctx context.Context, cl *cluster) (*sources, error) {
@@ -43,9 +44,12 @@ func (r *replica) newExternal(ctx context.Context, cl *cluster) (*sources, error
 	if e.refs, err = references.NewCluster(ctx, cl.config, refs); err != nil {
 		return nil, err
 	}
+	if e.gk, err = newGatekeeperSync(cl.config); err != nil {
+		return nil, err
+	}
 	e.store = store
 	e.base = external.Sources{Params: store, Authorizer: a, References: refs}
-	cl.readyChecks = append(cl.readyChecks, store.Synced, e.refs.Synced)
+	cl.readyChecks = append(cl.readyChecks, store.Synced, e.refs.Synced, e.gk.synced)
 	return e, nil
 }
 
@@ -55,6 +59,7 @@ func (e *sources) follow(s *policy.Set) (external.Sources, error) {
 		e.store.Use(s.ParamKinds())
 		e.base.References.Use(s.References())
 		e.refs.Follow()
+		e.gk.follow(e.ctx, s)
 		return e.base, nil
 	}
 	ctx, stop := context.WithCancel(e.ctx)

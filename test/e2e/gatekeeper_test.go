@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -137,4 +138,65 @@ func gkPod(name, image string, labels map[string]string) *corev1.Pod {
 		l[k] = v
 	}
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: image}}}}
+}
+
+// TestGatekeeperReferential serves gatekeeper-library's uniqueingresshost
+// (a referential template) with its sample Constraint and the library's
+// Config that syncs Ingresses: tollgate syncs them from the cluster into
+// Gatekeeper's data.inventory, so a second Ingress with a host already
+// taken is denied in Gatekeeper's words, and one with its own host is not.
+func TestGatekeeperReferential(t *testing.T) {
+	c := context.Background()
+	if err := framework.EnsureNamespace(c, cluster.client, "gk-ref", nil); err != nil {
+		t.Fatal(err)
+	}
+	dir := "../corpus/gatekeeper-library/library/general/uniqueingresshost/"
+	var docs [][]byte
+	for _, f := range []string{"template.yaml.gz", "samples/unique-ingress-host/constraint.yaml.gz", "sync.yaml.gz"} {
+		b, err := manifest.ReadFile(dir + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, b)
+	}
+	ingress := func(name, host string) *networkingv1.Ingress {
+		prefix := networkingv1.PathTypePrefix
+		return &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{
+			Host: host, IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+				Path: "/", PathType: &prefix, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}}}}}}
+	}
+	ingresses := cluster.client.NetworkingV1().Ingresses("gk-ref")
+	if _, err := ingresses.Create(c, ingress("first", "shop.example.com"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	gone := func(ctx context.Context) error {
+		_, err := ingresses.Create(ctx, ingress("gone", "shop.example.com"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	}
+	startTollgateWith(t, "tollgate-gatekeeper-ref", gone, bytes.Join(docs, []byte("\n---\n")))
+
+	const want = `admission webhook "gatekeeper.validate.tollgate.dev" denied the request: [unique-ingress-host] ingress host conflicts with an existing ingress <shop.example.com>`
+	var last error
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		_, last = ingresses.Create(c, ingress("second", "shop.example.com"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if last != nil && strings.Contains(last.Error(), want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a second Ingress for shop.example.com: %v\nwant %q", last, want)
+		}
+	}
+	if _, err := ingresses.Create(c, ingress("other", "other.example.com"), metav1.CreateOptions{}); err != nil {
+		t.Errorf("an Ingress with a host of its own: %v, want it created", err)
+	}
+	// The inventory follows the cluster: once the first is deleted, its
+	// host is free; the one created above is now in the inventory.
+	if err := ingresses.Delete(c, "first", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	framework.WaitFor(t, 30*time.Second, "shop.example.com free again, other.example.com taken", func() bool {
+		_, free := ingresses.Create(c, ingress("second", "shop.example.com"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		_, taken := ingresses.Create(c, ingress("third", "other.example.com"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return free == nil && taken != nil && strings.Contains(taken.Error(), "<other.example.com>")
+	})
 }
