@@ -3,8 +3,10 @@ package gatekeeper
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	configv1alpha1 "github.com/open-policy-agent/gatekeeper/v3/apis/config/v1alpha1"
+	syncsetv1alpha1 "github.com/open-policy-agent/gatekeeper/v3/apis/syncset/v1alpha1"
 	"github.com/open-policy-agent/gatekeeper/v3/pkg/controller/config/process"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -73,7 +75,7 @@ func DecodeConfig(js []byte) (*Config, error) {
 // namespace, as Gatekeeper's process excluder does. gator verify reads no
 // Config.
 func (c *Config) excluded(point string, gvk schema.GroupVersionKind, name, namespace string) bool {
-	if c == nil {
+	if c == nil || c.excluder == nil {
 		return false
 	}
 	var p process.Process
@@ -91,4 +93,50 @@ func (c *Config) excluded(point string, gvk schema.GroupVersionKind, name, names
 	obj.SetNamespace(namespace)
 	ex, err := c.excluder.IsNamespaceExcluded(p, obj)
 	return err == nil && ex
+}
+
+// SyncSetGroup is the API group of Gatekeeper's SyncSets.
+const SyncSetGroup = "syncset.gatekeeper.sh"
+
+// IsSyncSet tells whether a JSON document is a Gatekeeper SyncSet.
+func IsSyncSet(js []byte) bool {
+	t := typeOf(js)
+	return t.group() == SyncSetGroup && t.Kind == "SyncSet"
+}
+
+// DecodeSyncSet reads a SyncSet strictly and gives the kinds it syncs.
+// Gatekeeper syncs what every SyncSet and the Config's syncOnly name.
+func DecodeSyncSet(js []byte) ([]schema.GroupVersionKind, error) {
+	var s syncsetv1alpha1.SyncSet
+	strict, err := sigsjson.UnmarshalStrict(js, &s, sigsjson.DisallowUnknownFields)
+	if err == nil && len(strict) > 0 {
+		err = errors.Join(strict...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("invalid SyncSet: %w", err)
+	}
+	if s.APIVersion != SyncSetGroup+"/v1alpha1" {
+		return nil, fmt.Errorf("syncset %q: apiVersion %s is not one Gatekeeper serves (%s/v1alpha1)", s.Name, s.APIVersion, SyncSetGroup)
+	}
+	var out []schema.GroupVersionKind
+	for _, g := range s.Spec.GVKs {
+		out = append(out, schema.GroupVersionKind{Group: g.Group, Version: g.Version, Kind: g.Kind})
+	}
+	return out, nil
+}
+
+// WithSyncs is the Config (nil for none: no exclusions) also syncing the
+// kinds of SyncSets, each once.
+func (c *Config) WithSyncs(gvks []schema.GroupVersionKind) *Config {
+	out := &Config{}
+	if c != nil {
+		out.excluder = c.excluder
+		out.SyncOnly = append(out.SyncOnly, c.SyncOnly...)
+	}
+	for _, g := range gvks {
+		if !slices.Contains(out.SyncOnly, g) {
+			out.SyncOnly = append(out.SyncOnly, g)
+		}
+	}
+	return out
 }

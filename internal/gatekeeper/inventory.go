@@ -124,7 +124,7 @@ func (c *Config) Covers(t *templates.ConstraintTemplate) error {
 	}
 	if len(reqs) == 0 {
 		if len(synced) == 0 {
-			return fmt.Errorf("ConstraintTemplate %q reads data.inventory, and no Gatekeeper Config of the set syncs anything (spec.sync.syncOnly): add the Config naming the kinds it reads", t.GetName())
+			return fmt.Errorf("ConstraintTemplate %q reads data.inventory, and no Gatekeeper Config (spec.sync.syncOnly) or SyncSet of the set syncs anything: add one naming the kinds it reads", t.GetName())
 		}
 		return nil
 	}
@@ -137,7 +137,7 @@ func (c *Config) Covers(t *templates.ConstraintTemplate) error {
 			}
 		}
 		if !met {
-			return fmt.Errorf("ConstraintTemplate %q needs one of %s synced (its %s annotation); add it to the Gatekeeper Config's spec.sync.syncOnly", t.GetName(), req, "metadata.gatekeeper.sh/requires-sync-data")
+			return fmt.Errorf("ConstraintTemplate %q needs one of %s synced (its %s annotation); add it to the Gatekeeper Config's spec.sync.syncOnly, or a SyncSet", t.GetName(), req, "metadata.gatekeeper.sh/requires-sync-data")
 		}
 	}
 	return nil

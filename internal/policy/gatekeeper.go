@@ -6,12 +6,14 @@ package policy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/open-policy-agent/frameworks/constraint/pkg/core/templates"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tollgate-dev/tollgate/internal/gatekeeper"
@@ -54,6 +56,21 @@ func decodeGatekeeperConfig(js []byte) (*Policy, field.ErrorList) {
 		return nil, field.ErrorList{field.Invalid(field.NewPath("spec"), nil, err.Error())}
 	}
 	return &Policy{Metadata: Metadata{Name: gatekeeper.ConfigName}, gkConfig: c}, nil
+}
+
+func decodeGatekeeperSyncSet(js []byte) (*Policy, field.ErrorList) {
+	gvks, err := gatekeeper.DecodeSyncSet(js)
+	if err != nil {
+		return nil, field.ErrorList{field.Invalid(field.NewPath("spec"), nil, err.Error())}
+	}
+	var meta struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	_ = json.Unmarshal(js, &meta)
+	// Never nil, so that NewSet knows it for a SyncSet.
+	return &Policy{Metadata: Metadata{Name: "syncset/" + meta.Metadata.Name}, gkSyncs: append([]schema.GroupVersionKind{}, gvks...)}, nil
 }
 
 func decodeGatekeeperConstraint(js []byte) (*Policy, field.ErrorList) {
@@ -115,12 +132,16 @@ func attachGatekeeper(policies []*Policy) ([]*Policy, []error) {
 	var tmpls []*Policy
 	var constraints []*Policy
 	var config *Policy
+	var syncs []schema.GroupVersionKind
 	var errs []error
 	out := policies[:0:0]
 	for _, p := range policies {
 		switch {
 		case p.gkTemplate != nil:
 			tmpls = append(tmpls, p)
+			continue
+		case p.gkSyncs != nil:
+			syncs = append(syncs, p.gkSyncs...)
 			continue
 		case p.gkConfig != nil:
 			if config != nil {
@@ -141,9 +162,12 @@ func attachGatekeeper(policies []*Policy) ([]*Policy, []error) {
 	if err != nil {
 		return out, append(errs, err)
 	}
+	var cfg *gatekeeper.Config
 	if config != nil {
-		e.SetConfig(config.gkConfig)
+		cfg = config.gkConfig
 	}
+	cfg = cfg.WithSyncs(syncs)
+	e.SetConfig(cfg)
 	kinds := map[string]*templates.ConstraintTemplate{}
 	for _, t := range tmpls {
 		kind := t.gkTemplate.Spec.CRD.Spec.Names.Kind
@@ -152,10 +176,6 @@ func attachGatekeeper(policies []*Policy) ([]*Policy, []error) {
 			continue
 		}
 		if gatekeeper.ReadsInventory(t.gkTemplate) {
-			var cfg *gatekeeper.Config
-			if config != nil {
-				cfg = config.gkConfig
-			}
 			if err := cfg.Covers(t.gkTemplate); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", t.Source, err))
 				continue

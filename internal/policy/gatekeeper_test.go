@@ -77,7 +77,7 @@ func TestGatekeeperRejects(t *testing.T) {
 		}, "kind TestRequiredLabels is also defined"},
 		{"referential, nothing synced", func(t *testing.T) string {
 			return strings.Replace(tmpl(t), "count(missing) > 0", "count(missing) > 0\n        data.inventory.cluster[_]", 1) + gkConstraint("TestRequiredLabels", "x", "{}")
-		}, "no Gatekeeper Config of the set syncs anything"},
+		}, "no Gatekeeper Config (spec.sync.syncOnly) or SyncSet of the set syncs anything"},
 		{"referential, what it requires not synced", func(t *testing.T) string {
 			return strings.Replace(strings.Replace(tmpl(t), "count(missing) > 0", "count(missing) > 0\n        data.inventory.cluster[_]", 1),
 				"name: testrequiredlabels", "name: testrequiredlabels\n  annotations: {metadata.gatekeeper.sh/requires-sync-data: "+`'"[[{"groups": [""], "versions": ["v1"], "kinds": ["Namespace"]}]]"'`+"}", 1) +
@@ -101,6 +101,37 @@ func TestGatekeeperRejects(t *testing.T) {
 			}
 			if err != nil && !strings.Contains(err.Error(), "gk.yaml: document") {
 				t.Errorf("error %v does not name the document", err)
+			}
+		})
+	}
+}
+
+// A SyncSet syncs for referential templates as the Config's syncOnly does,
+// and is not a policy of the set.
+func TestGatekeeperSyncSet(t *testing.T) {
+	referential := strings.Replace(strings.Replace(gkTemplate(t), "count(missing) > 0", "count(missing) > 0\n        data.inventory.cluster[_]", 1),
+		"name: testrequiredlabels", "name: testrequiredlabels\n  annotations: {metadata.gatekeeper.sh/requires-sync-data: "+`'"[[{"groups": [""], "versions": ["v1"], "kinds": ["Namespace"]}]]"'`+"}", 1) + "---\n" +
+		gkConstraint("TestRequiredLabels", "x", "{}") + "---\n"
+	for _, tc := range []struct{ name, doc, want string }{
+		{"syncs what the template needs", "apiVersion: syncset.gatekeeper.sh/v1alpha1\nkind: SyncSet\nmetadata: {name: namespaces}\nspec: {gvks: [{group: '', version: v1, kind: Namespace}]}\n", ""},
+		{"syncs something else", "apiVersion: syncset.gatekeeper.sh/v1alpha1\nkind: SyncSet\nmetadata: {name: pods}\nspec: {gvks: [{group: '', version: v1, kind: Pod}]}\n", "needs one of /v1:Namespace"},
+		{"unknown field", "apiVersion: syncset.gatekeeper.sh/v1alpha1\nkind: SyncSet\nmetadata: {name: x}\nspec: {kinds: [Namespace]}\n", `unknown field "spec.kinds"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ps, err := Parse("gk.yaml", []byte(referential+tc.doc))
+			var set *Set
+			if err == nil {
+				set, err = NewSet(ps)
+			}
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatal(err)
+			case tc.want == "":
+				if got := strings.Join(set.Names(), ","); got != "testrequiredlabels/x" {
+					t.Errorf("policies %s, want the Constraint only", got)
+				}
+			case err == nil || !strings.Contains(err.Error(), tc.want):
+				t.Errorf("error %v, want one with %q", err, tc.want)
 			}
 		})
 	}

@@ -54,6 +54,12 @@ var readers = append([]reader{
 		}
 		return "", nil
 	}},
+	{group: gatekeeper.SyncSetGroup, identify: func(js []byte) (string, func() (*Policy, field.ErrorList)) {
+		if gatekeeper.IsSyncSet(js) {
+			return "SyncSet", func() (*Policy, field.ErrorList) { return decodeGatekeeperSyncSet(js) }
+		}
+		return "", nil
+	}},
 	{group: gatekeeper.ConfigGroup, identify: func(js []byte) (string, func() (*Policy, field.ErrorList)) {
 		if gatekeeper.IsConfig(js) {
 			return "Config", func() (*Policy, field.ErrorList) { return decodeGatekeeperConfig(js) }
@@ -63,14 +69,13 @@ var readers = append([]reader{
 }, refusedGatekeeper()...)
 
 // refusedGatekeeper reads Gatekeeper's API groups tollgate does not read
-// yet: each of their documents is refused by name. A mutation or a
-// SyncSet silently left out would change what is enforced.
+// yet: each of their documents is refused by name. A mutation silently
+// left out would change what is enforced.
 func refusedGatekeeper() []reader {
 	var out []reader
 	for _, g := range []struct{ group, what string }{
 		{"mutations.gatekeeper.sh", "Gatekeeper's mutators"},
 		{"expansion.gatekeeper.sh", "Gatekeeper's ExpansionTemplates"},
-		{"syncset.gatekeeper.sh", "Gatekeeper's SyncSets"},
 		{"externaldata.gatekeeper.sh", "Gatekeeper's external data providers"},
 	} {
 		out = append(out, reader{group: g.group, identify: func(js []byte) (string, func() (*Policy, field.ErrorList)) {

@@ -24,6 +24,7 @@ func TestReaders(t *testing.T) {
 		// Gatekeeper's other objects are refused by name, never objects.
 		{doc: `{"apiVersion":"mutations.gatekeeper.sh/v1","kind":"Assign"}`, kind: "Assign"},
 		{doc: `{"apiVersion":"syncset.gatekeeper.sh/v1alpha1","kind":"SyncSet"}`, kind: "SyncSet"},
+		{doc: `{"apiVersion":"externaldata.gatekeeper.sh/v1beta1","kind":"Provider"}`, kind: "Provider"},
 		{doc: `{"apiVersion":"config.gatekeeper.sh/v1alpha1","kind":"Config"}`, kind: "Config"},
 		// A kind of Config's group that is not Config: tollgate's decoder
 		// refuses it by name.

@@ -4,6 +4,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/open-policy-agent/frameworks/constraint/pkg/core/templates"
 
@@ -53,6 +54,9 @@ type Policy struct {
 	// gkConfig is Gatekeeper's Config, applied to the set's Constraints by
 	// NewSet and then left out of the set.
 	gkConfig *gatekeeper.Config
+	// gkSyncs are the kinds a Gatekeeper SyncSet syncs, joined to the
+	// Config by NewSet; the SyncSet is then left out of the set.
+	gkSyncs []schema.GroupVersionKind
 	// mapBinding is a MutatingAdmissionPolicyBinding until NewSet attaches it.
 	mapBinding *admissionregistrationv1.MutatingAdmissionPolicyBinding
 }
