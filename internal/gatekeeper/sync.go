@@ -36,7 +36,7 @@ func StartSync(ctx context.Context, e *Evaluator, dyn dynamic.Interface, mapper 
 	if !e.NeedsInventory() {
 		return s
 	}
-	s.err = errors.New("Gatekeeper's inventory is not synced yet")
+	s.err = errors.New("gatekeeper sync: the inventory is not synced yet")
 	go s.run(ctx, e, dyn, mapper)
 	return s
 }
