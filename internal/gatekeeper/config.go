@@ -40,11 +40,7 @@ func IsConfig(js []byte) bool {
 // named config: another name is an error, not a Config silently unused.
 func DecodeConfig(js []byte) (*Config, error) {
 	var c configv1alpha1.Config
-	strict, err := sigsjson.UnmarshalStrict(js, &c, sigsjson.DisallowUnknownFields)
-	if err == nil && len(strict) > 0 {
-		err = errors.Join(strict...)
-	}
-	if err != nil {
+	if err := decodeStrict(js, &c); err != nil {
 		return nil, fmt.Errorf("invalid Config: %w", err)
 	}
 	if c.APIVersion != ConfigGroup+"/v1alpha1" {
@@ -108,11 +104,7 @@ func IsSyncSet(js []byte) bool {
 // Gatekeeper syncs what every SyncSet and the Config's syncOnly name.
 func DecodeSyncSet(js []byte) ([]schema.GroupVersionKind, error) {
 	var s syncsetv1alpha1.SyncSet
-	strict, err := sigsjson.UnmarshalStrict(js, &s, sigsjson.DisallowUnknownFields)
-	if err == nil && len(strict) > 0 {
-		err = errors.Join(strict...)
-	}
-	if err != nil {
+	if err := decodeStrict(js, &s); err != nil {
 		return nil, fmt.Errorf("invalid SyncSet: %w", err)
 	}
 	if s.APIVersion != SyncSetGroup+"/v1alpha1" {
@@ -139,4 +131,13 @@ func (c *Config) WithSyncs(gvks []schema.GroupVersionKind) *Config {
 		}
 	}
 	return out
+}
+
+// decodeStrict reads JSON into v, refusing unknown and duplicate fields.
+func decodeStrict(js []byte, v any) error {
+	strict, err := sigsjson.UnmarshalStrict(js, v, sigsjson.DisallowUnknownFields)
+	if err == nil && len(strict) > 0 {
+		err = errors.Join(strict...)
+	}
+	return err
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/open-policy-agent/frameworks/constraint/pkg/core/templates"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	sigsjson "sigs.k8s.io/json"
 )
 
 // The API groups of Gatekeeper's policy objects.
@@ -83,12 +82,8 @@ func DecodeTemplate(js []byte) (*templates.ConstraintTemplate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ConstraintTemplate: apiVersion %s is not one Gatekeeper serves (templates.gatekeeper.sh/v1, v1beta1 or v1alpha1)", u.GetAPIVersion())
 	}
-	strict, err := sigsjson.UnmarshalStrict(js, obj, sigsjson.DisallowUnknownFields)
-	if err != nil {
+	if err := decodeStrict(js, obj); err != nil {
 		return nil, fmt.Errorf("invalid ConstraintTemplate: %w", err)
-	}
-	if len(strict) > 0 {
-		return nil, fmt.Errorf("invalid ConstraintTemplate: %w", strict[0])
 	}
 	v, ok := obj.(versionless)
 	if !ok {
