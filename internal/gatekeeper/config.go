@@ -1,7 +1,6 @@
 package gatekeeper
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 
@@ -10,7 +9,8 @@ import (
 	"github.com/open-policy-agent/gatekeeper/v3/pkg/controller/config/process"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	sigsjson "sigs.k8s.io/json"
+
+	"github.com/tollgate-dev/tollgate/internal/admissionpolicy"
 )
 
 // ConfigGroup is the API group of Gatekeeper's Config.
@@ -133,11 +133,8 @@ func (c *Config) WithSyncs(gvks []schema.GroupVersionKind) *Config {
 	return out
 }
 
-// decodeStrict reads JSON into v, refusing unknown and duplicate fields.
+// decodeStrict reads JSON into v, refusing unknown and duplicate fields,
+// with the project's strict decoder.
 func decodeStrict(js []byte, v any) error {
-	strict, err := sigsjson.UnmarshalStrict(js, v, sigsjson.DisallowUnknownFields)
-	if err == nil && len(strict) > 0 {
-		err = errors.Join(strict...)
-	}
-	return err
+	return admissionpolicy.DecodeStrict(js, v).ToAggregate()
 }

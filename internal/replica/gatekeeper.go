@@ -31,16 +31,16 @@ type gatekeeperSync struct {
 	stop    context.CancelFunc
 }
 
-func newGatekeeperSync(cfg *rest.Config) (gatekeeperSync, error) {
+func newGatekeeperSync(cfg *rest.Config) (*gatekeeperSync, error) {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return gatekeeperSync{}, err
+		return nil, err
 	}
 	mapper, err := kubeclient.Mapper(cfg)
 	if err != nil {
-		return gatekeeperSync{}, err
+		return nil, err
 	}
-	return gatekeeperSync{dyn: dyn, mapper: mapper}, nil
+	return &gatekeeperSync{dyn: dyn, mapper: mapper}, nil
 }
 
 // follow starts the sync of a (re)loaded set's evaluator, waits for it

@@ -24,7 +24,7 @@ type sources struct {
 	base  external.Sources
 	// stop ends the informers of the previous offline set's params.
 	stop context.CancelFunc
-	gk   gatekeeperSync
+	gk   *gatekeeperSync
 }
 
 func (r *replica) newExternal(ctx context.Context, cl *cluster) (*sources, error) {
