@@ -1,0 +1,68 @@
+package imageverify
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Image is one container image a workload runs, and where it is named.
+type Image struct {
+	// Ref is the image as written, e.g. registry.example.com/app:1.2.
+	Ref string
+	// Path is the field that names it, e.g. spec.initContainers[0].image.
+	Path string
+}
+
+type container struct {
+	Image string `json:"image"`
+}
+
+type podSpec struct {
+	InitContainers      []container `json:"initContainers"`
+	Containers          []container `json:"containers"`
+	EphemeralContainers []container `json:"ephemeralContainers"`
+}
+
+// Images lists the images of a Pod, or of the Pod template of a
+// workload (spec.template, or a CronJob's spec.jobTemplate.spec.template),
+// in the order the fields appear: init containers, containers, ephemeral
+// containers. An object with no Pod spec has none.
+func Images(object []byte) ([]Image, error) {
+	var doc struct {
+		Kind string `json:"kind"`
+		Spec struct {
+			podSpec
+			Template *struct {
+				Spec podSpec `json:"spec"`
+			} `json:"template"`
+			JobTemplate *struct {
+				Spec struct {
+					Template struct {
+						Spec podSpec `json:"spec"`
+					} `json:"template"`
+				} `json:"spec"`
+			} `json:"jobTemplate"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(object, &doc); err != nil {
+		return nil, fmt.Errorf("reading the object's images: %w", err)
+	}
+	spec, prefix := &doc.Spec.podSpec, "spec."
+	switch {
+	case doc.Kind == "Pod":
+	case doc.Spec.JobTemplate != nil:
+		spec, prefix = &doc.Spec.JobTemplate.Spec.Template.Spec, "spec.jobTemplate.spec.template.spec."
+	case doc.Spec.Template != nil:
+		spec, prefix = &doc.Spec.Template.Spec, "spec.template.spec."
+	}
+	var out []Image
+	for _, l := range []struct {
+		field string
+		cs    []container
+	}{{"initContainers", spec.InitContainers}, {"containers", spec.Containers}, {"ephemeralContainers", spec.EphemeralContainers}} {
+		for i, c := range l.cs {
+			out = append(out, Image{Ref: c.Image, Path: fmt.Sprintf("%s%s[%d].image", prefix, l.field, i)})
+		}
+	}
+	return out, nil
+}

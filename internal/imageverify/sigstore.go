@@ -1,0 +1,123 @@
+package imageverify
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/sigstore/sigstore-go/pkg/bundle"
+	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/sigstore/sigstore-go/pkg/verify"
+)
+
+// The media types and annotations cosign writes.
+const (
+	// simpleSigningType is a signature tag's layer: a simple-signing payload.
+	simpleSigningType = "application/vnd.dev.cosign.simplesigning.v1+json"
+	// signatureAnnotation holds a layer's base64 signature of its payload.
+	signatureAnnotation = "dev.cosignproject.cosign/signature"
+	// bundleArtifactType is a referrer holding a Sigstore bundle (v0.3).
+	bundleArtifactType = "application/vnd.dev.sigstore.bundle.v0.3+json"
+	// signPredicateType is the in-toto predicate of cosign's signature of
+	// an image in a bundle (cosign's types.CosignSignPredicateType).
+	signPredicateType = "https://sigstore.dev/cosign/sign/v1"
+)
+
+// signed is one signature the registry holds for an image digest.
+type signed struct {
+	// where says where it was found, for reasons: "tag sha256-….sig
+	// layer 0" or "referrer sha256:…".
+	where string
+	// Exactly one of the two forms.
+	simple *simpleSignature
+	bundle *bundle.Bundle
+}
+
+// simpleSignature is a layer of a signature tag: the payload and its
+// signature, as cosign sign writes them without --new-bundle-format.
+type simpleSignature struct {
+	payload   []byte
+	signature string // base64
+}
+
+// simplePayload is the part of cosign's simple-signing payload
+// (payload.SimpleContainerImage) a verification reads.
+type simplePayload struct {
+	Critical struct {
+		Image struct {
+			DockerManifestDigest string `json:"docker-manifest-digest"`
+		} `json:"image"`
+	} `json:"critical"`
+}
+
+// verifyWith checks that the signature is a's, over digest. The error
+// says why not, in words a user can act on.
+func (s signed) verifyWith(a Attestor, digest v1.Hash) error {
+	switch {
+	case s.simple != nil:
+		return s.simple.verifyWith(a, digest)
+	case s.bundle != nil:
+		return verifyBundle(s.bundle, a, digest)
+	}
+	return errors.New("empty signature")
+}
+
+// verifyWith is what cosign verify does with a tag signature and a key
+// (verifyOCISignature, then SimpleClaimVerifier): the signature over the
+// payload bytes, then the payload's digest against the image's.
+func (s *simpleSignature) verifyWith(a Attestor, digest v1.Hash) error {
+	raw, err := base64.StdEncoding.DecodeString(s.signature)
+	if err != nil {
+		return fmt.Errorf("the signature is not base64: %w", err)
+	}
+	if err := a.verifier.VerifySignature(bytes.NewReader(raw), bytes.NewReader(s.payload)); err != nil {
+		return fmt.Errorf("the signature does not verify with the key: %w", err)
+	}
+	var p simplePayload
+	if err := json.Unmarshal(s.payload, &p); err != nil {
+		return fmt.Errorf("the signed payload is not cosign's: %w", err)
+	}
+	if got := p.Critical.Image.DockerManifestDigest; got != digest.String() {
+		return fmt.Errorf("the signed payload is for digest %q, not the image's", got)
+	}
+	return nil
+}
+
+// verifyBundle checks a bundle with sigstore-go: a signature by a's key
+// (no timestamps required, as for any key), an in-toto statement whose
+// subject is the image digest, of cosign's signature predicate.
+func verifyBundle(b *bundle.Bundle, a Attestor, digest v1.Hash) error {
+	key := root.NewExpiringKey(a.verifier, time.Time{}, time.Time{})
+	material := root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) { return key, nil })
+	v, err := verify.NewVerifier(material, verify.WithNoObserverTimestamps())
+	if err != nil {
+		return fmt.Errorf("preparing the verifier: %w", err)
+	}
+	sum, err := hex.DecodeString(digest.Hex)
+	if err != nil {
+		return fmt.Errorf("the image digest %s: %w", digest, err)
+	}
+	res, err := v.Verify(b, verify.NewPolicy(verify.WithArtifactDigest(digest.Algorithm, sum), verify.WithKey()))
+	if err != nil {
+		return fmt.Errorf("the bundle does not verify: %w", err)
+	}
+	if res.Statement == nil || res.Statement.GetPredicateType() != signPredicateType {
+		got := "none"
+		if res.Statement != nil {
+			got = res.Statement.GetPredicateType()
+		}
+		return fmt.Errorf("the bundle is not a signature of the image (predicate type %s, want %s)", got, signPredicateType)
+	}
+	return nil
+}
+
+// tagOf is the tag cosign gives an image's signatures: sha256-<hex>.sig.
+func tagOf(digest v1.Hash) string {
+	return strings.ReplaceAll(digest.String(), ":", "-") + ".sig"
+}

@@ -1,0 +1,171 @@
+package imageverify
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"golang.org/x/sync/singleflight"
+	"k8s.io/apimachinery/pkg/util/cache"
+)
+
+// Options configure a Verifier.
+type Options struct {
+	Registries Registries
+	// CacheSize bounds the verifications kept (default 10000).
+	CacheSize int
+	// TTL is how long a verified digest stays verified (default 10m).
+	TTL time.Duration
+	// NegativeTTL is how long a digest that did not verify stays so
+	// (default 30s): a signature pushed later is seen soon.
+	NegativeTTL time.Duration
+	// TagTTL is how long a tag's digest is kept (default 30s).
+	TagTTL time.Duration
+}
+
+// Verifier verifies images against requirements, with a cache shared by
+// every policy and review that uses it. It is safe for concurrent use.
+type Verifier struct {
+	registry *registry
+	results  *cache.LRUExpireCache
+	tags     *cache.LRUExpireCache
+	flight   singleflight.Group
+	opts     Options
+}
+
+// New returns a Verifier.
+func New(opts Options) *Verifier {
+	if opts.CacheSize <= 0 {
+		opts.CacheSize = 10000
+	}
+	if opts.TTL <= 0 {
+		opts.TTL = 10 * time.Minute
+	}
+	if opts.NegativeTTL <= 0 {
+		opts.NegativeTTL = 30 * time.Second
+	}
+	if opts.TagTTL <= 0 {
+		opts.TagTTL = 30 * time.Second
+	}
+	return &Verifier{registry: newRegistry(opts.Registries), results: cache.NewLRUExpireCache(opts.CacheSize),
+		tags: cache.NewLRUExpireCache(opts.CacheSize), opts: opts}
+}
+
+// Requirement is what an image must have: a signature by one of the
+// attestors. ID names the requirement in the cache; two requirements with
+// the same ID must be the same (a policy's name and its content's hash).
+type Requirement struct {
+	ID        string
+	Attestors []Attestor
+}
+
+// Outcome is what a verification found.
+type Outcome struct {
+	// Digest is the image's digest (sha256:…), once resolved.
+	Digest string
+	// Verified: a signature by Attestor verified.
+	Verified bool
+	Attestor string
+	// Reason says why it did not verify, when it did not.
+	Reason string
+	// Err is set when the image could not be checked (a registry that
+	// cannot be reached, a timeout): the policy's failurePolicy decides.
+	Err error
+	// Cached: the outcome came from the cache.
+	Cached bool
+}
+
+// Verify checks one image against r.
+func (v *Verifier) Verify(ctx context.Context, image string, r Requirement) Outcome {
+	ref, err := v.registry.parse(image)
+	if err != nil {
+		return Outcome{Reason: err.Error()}
+	}
+	digest, err := v.digest(ctx, ref)
+	if notFound(err) {
+		// Not an error: a tag pushed later would be pulled unverified.
+		return Outcome{Reason: fmt.Sprintf("the registry has no image %s", ref)}
+	}
+	if err != nil {
+		return Outcome{Err: err}
+	}
+	key := r.ID + "\x00" + digest
+	if o, ok := v.results.Get(key); ok {
+		out := o.(Outcome)
+		out.Cached = true
+		return out
+	}
+	o, err, _ := v.flight.Do(key, func() (any, error) {
+		out := v.check(ctx, ref.Context().Digest(digest), r)
+		out.Digest = digest
+		switch {
+		case out.Err != nil:
+		case out.Verified:
+			v.results.Add(key, out, v.opts.TTL)
+		default:
+			v.results.Add(key, out, v.opts.NegativeTTL)
+		}
+		return out, nil
+	})
+	if err != nil {
+		return Outcome{Digest: digest, Err: err}
+	}
+	return o.(Outcome)
+}
+
+// digest resolves ref, from the cache for a tag seen lately.
+func (v *Verifier) digest(ctx context.Context, ref name.Reference) (string, error) {
+	if d, ok := ref.(name.Digest); ok {
+		return d.DigestStr(), nil
+	}
+	key := ref.Name()
+	if d, ok := v.tags.Get(key); ok {
+		return d.(string), nil
+	}
+	d, err := v.registry.resolve(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	v.tags.Add(key, d.DigestStr(), v.opts.TagTTL)
+	return d.DigestStr(), nil
+}
+
+// check fetches d's signatures and tries each attestor on each.
+func (v *Verifier) check(ctx context.Context, d name.Digest, r Requirement) Outcome {
+	h, err := v1.NewHash(d.DigestStr())
+	if err != nil {
+		return Outcome{Reason: err.Error()}
+	}
+	sigs, err := v.registry.signatures(ctx, d)
+	if err != nil {
+		return Outcome{Err: err}
+	}
+	if len(sigs) == 0 {
+		return Outcome{Reason: "no signature found (neither a signature tag nor a Sigstore bundle)"}
+	}
+	var why []string
+	for _, a := range r.Attestors {
+		for _, s := range sigs {
+			err := s.verifyWith(a, h)
+			if err == nil {
+				return Outcome{Verified: true, Attestor: a.Name}
+			}
+			why = append(why, fmt.Sprintf("%s: %v", s.where, err))
+		}
+	}
+	return Outcome{Reason: fmt.Sprintf("no signature verified by %s (%s)", attestorNames(r.Attestors), strings.Join(why, "; "))}
+}
+
+func attestorNames(as []Attestor) string {
+	names := make([]string, len(as))
+	for i, a := range as {
+		names[i] = a.Name
+	}
+	if len(names) == 1 {
+		return "attestor " + names[0]
+	}
+	return "any of the attestors " + strings.Join(names, ", ")
+}

@@ -1,0 +1,179 @@
+package imageverify
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// serveRecorded starts a registry on loopback holding what
+// TestRecordCosign kept, and returns its host.
+func serveRecorded(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(ggcrregistry.New(ggcrregistry.WithReferrersSupport(true), ggcrregistry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	p, err := layout.FromPath(filepath.Join(recordDir, "registry"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := p.ImageIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, desc := range m.Manifests {
+		img, err := idx.Image(desc.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := name.ParseReference(host+"/"+desc.Annotations[refAnnotaton], name.Insecure)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := remote.Write(ref, img); err != nil {
+			t.Fatalf("pushing %s: %v", ref, err)
+		}
+	}
+	return host
+}
+
+func recordedKey(t *testing.T, name string) Attestor {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(recordDir, name+".pub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := NewKeyAttestor(name, string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestCosignVerdicts decides every image and key cosign verify was asked
+// about and must give cosign's answer (its default mode, which reads both
+// signature tags and bundles).
+func TestCosignVerdicts(t *testing.T) {
+	host := serveRecorded(t)
+	b, err := os.ReadFile(filepath.Join(recordDir, "verdicts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var verdicts []cosignVerdict
+	if err := json.Unmarshal(b, &verdicts); err != nil {
+		t.Fatal(err)
+	}
+	v := New(Options{Registries: Registries{Insecure: []string{host}}})
+	compared, verified := 0, 0
+	for _, c := range verdicts {
+		if c.Bundle {
+			continue // cosign's --new-bundle-format reads bundles only
+		}
+		compared++
+		o := v.Verify(context.Background(), host+"/"+c.Image, Requirement{ID: c.Key, Attestors: []Attestor{recordedKey(t, c.Key)}})
+		if o.Err != nil {
+			t.Errorf("%s with %s: %v", c.Image, c.Key, o.Err)
+			continue
+		}
+		if o.Verified != c.Verified {
+			t.Errorf("%s with key %s: verified %t, cosign %t (%s); tollgate: %s", c.Image, c.Key, o.Verified, c.Verified, c.Output, o.Reason)
+		}
+		if o.Verified {
+			verified++
+		}
+	}
+	if compared < 30 || verified < 5 {
+		t.Fatalf("compared %d cases, %d verified: the recording is too small", compared, verified)
+	}
+}
+
+// TestReasons: what a user reads when an image does not verify, and an
+// unreachable registry is an error (the policy's failurePolicy decides),
+// never a verdict.
+func TestReasons(t *testing.T) {
+	host := serveRecorded(t)
+	v := New(Options{Registries: Registries{Insecure: []string{host}}})
+	ecdsa := Requirement{ID: "ecdsa", Attestors: []Attestor{recordedKey(t, "ecdsa")}}
+	both := Requirement{ID: "both", Attestors: []Attestor{recordedKey(t, "stranger"), recordedKey(t, "ecdsa")}}
+	for _, tc := range []struct {
+		image string
+		r     Requirement
+		want  string // in Reason; "" for verified
+		by    string
+	}{
+		{image: "app:ecdsa-tag", r: ecdsa, by: "ecdsa"},
+		{image: "app:ecdsa-bundle", r: ecdsa, by: "ecdsa"},
+		{image: "other:both", r: both, by: "ecdsa"},
+		{image: "app:unsigned", r: ecdsa, want: "no signature found"},
+		{image: "app:moved", r: ecdsa, want: `the signed payload is for digest "sha256:`},
+		{image: "app:rsa-tag", r: ecdsa, want: "no signature verified by attestor ecdsa (tag sha256-"},
+		{image: "app:rsa-bundle", r: both, want: "no signature verified by any of the attestors stranger, ecdsa (referrer sha256:"},
+		{image: "app:nosuchtag", r: ecdsa, want: "the registry has no image 127.0.0.1:"},
+		{image: "Not A Ref", r: ecdsa, want: "is not a valid reference"},
+	} {
+		t.Run(tc.image, func(t *testing.T) {
+			image := host + "/" + tc.image
+			if strings.Contains(tc.image, " ") {
+				image = tc.image
+			}
+			o := v.Verify(context.Background(), image, tc.r)
+			switch {
+			case tc.want == "":
+				if !o.Verified || o.Attestor != tc.by || o.Err != nil {
+					t.Fatalf("got %+v, want verified by %s", o, tc.by)
+				}
+			default:
+				if o.Verified || o.Err != nil || !strings.Contains(o.Reason, tc.want) {
+					t.Fatalf("got %+v, want a reason containing %q", o, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func TestCache(t *testing.T) {
+	host := serveRecorded(t)
+	v := New(Options{Registries: Registries{Insecure: []string{host}}})
+	r := Requirement{ID: "ecdsa", Attestors: []Attestor{recordedKey(t, "ecdsa")}}
+	for _, image := range []string{"app:ecdsa-tag", "app:unsigned"} {
+		first := v.Verify(context.Background(), host+"/"+image, r)
+		second := v.Verify(context.Background(), host+"/"+image, r)
+		if first.Cached || !second.Cached || first.Verified != second.Verified || first.Reason != second.Reason {
+			t.Errorf("%s: first %+v, second %+v: want the second from the cache, the same", image, first, second)
+		}
+	}
+	// Another requirement is another entry.
+	other := v.Verify(context.Background(), host+"/app:ecdsa-tag", Requirement{ID: "rsa", Attestors: []Attestor{recordedKey(t, "rsa")}})
+	if other.Cached || other.Verified {
+		t.Errorf("another requirement: %+v, want checked anew and refused", other)
+	}
+}
+
+func TestRegistryDown(t *testing.T) {
+	srv := httptest.NewServer(nil)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	srv.Close()
+	v := New(Options{Registries: Registries{Insecure: []string{host}}})
+	r := Requirement{ID: "ecdsa", Attestors: []Attestor{recordedKey(t, "ecdsa")}}
+	for _, image := range []string{host + "/app:1", host + "/app@sha256:" + strings.Repeat("a", 64)} {
+		o := v.Verify(context.Background(), image, r)
+		if o.Err == nil || o.Verified || !strings.Contains(o.Err.Error(), "connection refused") {
+			t.Errorf("%s: %+v, want an error saying the registry cannot be reached", image, o)
+		}
+	}
+}
