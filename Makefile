@@ -63,13 +63,19 @@ HELM_VERSION := $(shell awk '$$1=="require" && $$2=="helm.sh/helm/v3"{print $$3;
 KYVERNO_KEY := $(shell (cat hack/kyverno/go.mod hack/kyverno/go.sum; echo $(GOTOOLCHAIN)) | sha256sum | cut -c1-12)
 KYVERNO := $(CACHE_DIR)/kyverno/$(KYVERNO_KEY)
 
+# cosign, pinned in hack/cosign/go.mod, for make signatures, which records
+# the images it signs and its verdicts (internal/imageverify/imageverifytest/cosign);
+# cached like Kyverno.
+COSIGN_KEY := $(shell (cat hack/cosign/go.mod hack/cosign/go.sum; echo $(GOTOOLCHAIN)) | sha256sum | cut -c1-12)
+COSIGN := $(CACHE_DIR)/cosign/$(COSIGN_KEY)
+
 # The release: the image's tag (make image), the chart's appVersion and
 # deploy/'s image tag, which make chart checks agree with it.
 VERSION := $(shell cat VERSION)
 IMAGE_REPOSITORY ?= ghcr.io/tollgate-dev/tollgate
 IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
 
-.PHONY: kyverno peers image e2e-image image-test run build test fuzz unit pod-security e2e control-plane lint clean bench fuzz-short vulncheck soak chart e2e-chart audit-scale
+.PHONY: signatures kyverno peers image e2e-image image-test run build test fuzz unit pod-security e2e control-plane lint clean bench fuzz-short vulncheck soak chart e2e-chart audit-scale
 .DEFAULT_GOAL := build
 
 run: ## Serve on :8443 with the embedded defaults and a self-signed certificate.
@@ -240,6 +246,17 @@ kyverno: $(KYVERNO)/kyverno ## Build the pinned Kyverno for the differential (ma
 # after changing a corpus or a peer's pin; make test does not.
 peers: control-plane e2e-image $(KYVERNO)/kyverno ## Run the pinned peers (Kyverno) live and record their answers for make e2e's differentials.
 	KUBEBUILDER_ASSETS=$(ASSETS) TOLLGATE_IMAGE=$(CURDIR)/bin/e2e-image/oci TOLLGATE_KYVERNO=$(KYVERNO)/kyverno TOLLGATE_KYVERNO_RECORD=1 $(GO) test -tags e2e -count=1 -timeout 20m -v -run '^TestKyvernoDifferential$$' ./test/e2e/kyvernodiff 2>&1 | tee peers.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go:'
+
+# make unit decides the recorded cases as cosign did (TestCosignVerdicts);
+# this records them again, with the pinned cosign: after a cosign upgrade.
+signatures: $(COSIGN)/cosign ## Sign the test images with the pinned cosign and record them and cosign's verdicts.
+	TOLLGATE_COSIGN=$(COSIGN)/cosign TOLLGATE_COSIGN_RECORD=1 $(GO) test -count=1 -run '^TestRecordCosign$$' -v ./internal/imageverify
+
+$(COSIGN)/cosign:
+	mkdir -p $(COSIGN)
+	@echo "building cosign (once; a few minutes)" >&2
+	$(GO) -C hack/cosign build -o $@.tmp github.com/sigstore/cosign/v2/cmd/cosign
+	mv $@.tmp $@
 
 $(KYVERNO)/kyverno:
 	mkdir -p $(KYVERNO)

@@ -5,6 +5,7 @@ package engine
 
 import (
 	"context"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/admission"
 	"github.com/tollgate-dev/tollgate/internal/exception"
 	"github.com/tollgate-dev/tollgate/internal/external"
+	"github.com/tollgate-dev/tollgate/internal/imageverify"
 	"github.com/tollgate-dev/tollgate/internal/namespaces"
 	"github.com/tollgate-dev/tollgate/internal/policy"
 )
@@ -37,6 +39,11 @@ type Options struct {
 	External external.Sources
 	// Clock is the time PolicyExceptions expire by; the system's unless set.
 	Clock exception.Clock
+	// Images verifies image signatures for verifyImages policies; such a
+	// policy errs without it (its failurePolicy decides).
+	Images *imageverify.Verifier
+	// ImageBudget bounds the registry calls of one review (default 4 s).
+	ImageBudget time.Duration
 	// NoCELFastPath makes every CEL program decide on its tracked
 	// (reference) path, the fast path never asked (--cel-fast-path=false):
 	// the same decisions, slower.
@@ -52,6 +59,8 @@ type Engine struct {
 	exceptions *exception.Index
 	// trackedOnly is Options.NoCELFastPath.
 	trackedOnly bool
+	images      *imageverify.Verifier
+	imageBudget time.Duration
 }
 
 // New returns an engine for the set.
@@ -62,7 +71,7 @@ func New(set *policy.Set, opts Options) *Engine {
 	}
 	excluded.Insert(opts.ExcludeNamespaces...)
 	return &Engine{set: set, excluded: excluded, namespaces: opts.Namespaces, external: opts.External, exceptions: exception.NewIndex(set.Exceptions, opts.Clock),
-		trackedOnly: opts.NoCELFastPath}
+		trackedOnly: opts.NoCELFastPath, images: opts.Images, imageBudget: opts.ImageBudget}
 }
 
 // Set returns the engine's policies.

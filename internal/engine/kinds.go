@@ -9,7 +9,7 @@ import (
 )
 
 // A kind is how the engine runs one type of group. Each has its own file:
-// validate.go, mutate.go, inject.go, validatingpolicy.go, mutatingpolicy.go.
+// validate.go, mutate.go, inject.go, images.go, validatingpolicy.go, mutatingpolicy.go, gatekeeper.go.
 type kind struct {
 	// run decides a request for a group of this kind. stored is true for
 	// an object read from the cluster (audit), not a request.
@@ -33,6 +33,9 @@ var kinds = map[policy.GroupType]kind{
 	}},
 	policy.GroupVAP:        {subresources: true, run: (*Engine).validateVAP},
 	policy.GroupGatekeeper: {run: (*Engine).validateGatekeeper},
+	policy.GroupImages: {run: func(e *Engine, ctx context.Context, g *policy.Group, req *admission.Request, _ bool) Evaluation {
+		return e.verifyImages(ctx, g, req)
+	}},
 	policy.GroupMAP: {subresources: true, run: func(e *Engine, ctx context.Context, g *policy.Group, req *admission.Request, _ bool) Evaluation {
 		return e.mutateMAP(ctx, g, req)
 	}},

@@ -4,7 +4,8 @@ package imageverify
 // TOLLGATE_COSIGN set to a cosign binary and TOLLGATE_COSIGN_RECORD=1
 // (make signatures), TestRecordCosign signs images in a registry on
 // loopback, runs cosign verify on each image and key, and keeps the
-// registry's contents (an OCI layout) and cosign's verdicts in testdata/.
+// registry's contents (an OCI layout) and cosign's verdicts in
+// imageverifytest/cosign/.
 // TestCosignVerdicts then decides the same cases with Verifier, on every
 // run, and must agree with cosign on each.
 
@@ -32,12 +33,12 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/tollgate-dev/tollgate/internal/imageverify/imageverifytest"
 )
 
-const (
-	recordDir    = "testdata/cosign"
-	refAnnotaton = "org.opencontainers.image.ref.name"
-)
+// recordDir is where TestRecordCosign writes, in the source tree.
+const recordDir = "imageverifytest/cosign"
 
 // verdict is cosign verify's answer for one image and key.
 type cosignVerdict struct {
@@ -281,7 +282,7 @@ func dump(t *testing.T, host, dir string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{refAnnotaton: repo + ":" + tag})); err != nil {
+			if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{imageverifytest.RefAnnotation: repo + ":" + tag})); err != nil {
 				t.Fatal(err)
 			}
 			d, err := img.Digest()
@@ -301,7 +302,7 @@ func dump(t *testing.T, host, dir string) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := p.AppendImage(ref, layout.WithAnnotations(map[string]string{refAnnotaton: repo + "@" + desc.Digest.String()})); err != nil {
+				if err := p.AppendImage(ref, layout.WithAnnotations(map[string]string{imageverifytest.RefAnnotation: repo + "@" + desc.Digest.String()})); err != nil {
 					t.Fatal(err)
 				}
 			}

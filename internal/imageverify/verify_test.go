@@ -3,62 +3,16 @@ package imageverify
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/tollgate-dev/tollgate/internal/imageverify/imageverifytest"
 )
-
-// serveRecorded starts a registry on loopback holding what
-// TestRecordCosign kept, and returns its host.
-func serveRecorded(t *testing.T) string {
-	t.Helper()
-	srv := httptest.NewServer(ggcrregistry.New(ggcrregistry.WithReferrersSupport(true), ggcrregistry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	host := strings.TrimPrefix(srv.URL, "http://")
-	p, err := layout.FromPath(filepath.Join(recordDir, "registry"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx, err := p.ImageIndex()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := idx.IndexManifest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, desc := range m.Manifests {
-		img, err := idx.Image(desc.Digest)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ref, err := name.ParseReference(host+"/"+desc.Annotations[refAnnotaton], name.Insecure)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := remote.Write(ref, img); err != nil {
-			t.Fatalf("pushing %s: %v", ref, err)
-		}
-	}
-	return host
-}
 
 func recordedKey(t *testing.T, name string) Attestor {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(recordDir, name+".pub"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := NewKeyAttestor(name, string(b))
+	a, err := NewKeyAttestor(name, imageverifytest.Key(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,8 +23,8 @@ func recordedKey(t *testing.T, name string) Attestor {
 // about and must give cosign's answer (its default mode, which reads both
 // signature tags and bundles).
 func TestCosignVerdicts(t *testing.T) {
-	host := serveRecorded(t)
-	b, err := os.ReadFile(filepath.Join(recordDir, "verdicts.json"))
+	host := imageverifytest.Serve(t)
+	b, err := imageverifytest.Recording.ReadFile("cosign/verdicts.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +60,7 @@ func TestCosignVerdicts(t *testing.T) {
 // unreachable registry is an error (the policy's failurePolicy decides),
 // never a verdict.
 func TestReasons(t *testing.T) {
-	host := serveRecorded(t)
+	host := imageverifytest.Serve(t)
 	v := New(Options{Registries: Registries{Insecure: []string{host}}})
 	ecdsa := Requirement{ID: "ecdsa", Attestors: []Attestor{recordedKey(t, "ecdsa")}}
 	both := Requirement{ID: "both", Attestors: []Attestor{recordedKey(t, "stranger"), recordedKey(t, "ecdsa")}}
@@ -147,7 +101,7 @@ func TestReasons(t *testing.T) {
 }
 
 func TestCache(t *testing.T) {
-	host := serveRecorded(t)
+	host := imageverifytest.Serve(t)
 	v := New(Options{Registries: Registries{Insecure: []string{host}}})
 	r := Requirement{ID: "ecdsa", Attestors: []Attestor{recordedKey(t, "ecdsa")}}
 	for _, image := range []string{"app:ecdsa-tag", "app:unsigned"} {

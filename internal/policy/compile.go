@@ -32,6 +32,8 @@ type compiled struct {
 	patches *cel.Patches
 	// references are the policy's declared references, compiled.
 	references []*references.Compiled
+	// images is a verifyImages policy's globs and attestors.
+	images *ImageCheck
 }
 
 // References are the policy's declared references, compiled (nil for none).
@@ -134,6 +136,11 @@ func (p *Policy) compile() field.ErrorList {
 			return errs
 		}
 		c.patches = patches
+	}
+	if v := p.Spec.VerifyImages; v != nil {
+		if c.images, err = compileImages(p.Name(), v); err != nil {
+			return field.ErrorList{field.Invalid(field.NewPath("spec", "verifyImages"), "", err.Error())}
+		}
 	}
 	p.compiled = c
 	return nil

@@ -26,6 +26,7 @@ const (
 	GroupVAP        GroupType = "vap"        // ValidatingAdmissionPolicies: one per group, several on a shared binding webhook
 	GroupMAP        GroupType = "map"        // one MutatingAdmissionPolicy, alone in its group
 	GroupGatekeeper GroupType = "gatekeeper" // every Gatekeeper Constraint of the set: one webhook, as Gatekeeper's
+	GroupImages     GroupType = "images"     // image signatures: a webhook of their own, so a slow registry delays no other policy
 )
 
 // Action is the webhook a group of this kind is registered as.
@@ -47,6 +48,8 @@ func kindOf(p *Policy) GroupType {
 		return GroupGatekeeper
 	case p.IsInjection():
 		return GroupInjection
+	case p.Spec.VerifyImages != nil:
+		return GroupImages
 	case p.IsMutation():
 		return GroupMutating
 	default:

@@ -85,6 +85,9 @@ type Spec struct {
 	Validate      *Validate     `json:"validate,omitempty"`
 	Inject        *Inject       `json:"inject,omitempty"`
 	Mutate        *Mutate       `json:"mutate,omitempty"`
+	// VerifyImages requires the images of matched workloads to be signed
+	// (images.go).
+	VerifyImages *VerifyImages `json:"verifyImages,omitempty"`
 	// References are the other objects the policy reads (its CEL reads
 	// them as references.<name>); see package references.
 	References []references.Declaration `json:"references,omitempty"`

@@ -38,28 +38,39 @@ func (p *Policy) verify() field.ErrorList {
 		errs = append(errs, field.NotSupported(spec.Child("failurePolicy"), p.Spec.FailurePolicy, []string{string(Fail), string(Ignore)}))
 	}
 	actions := 0
-	for _, set := range []bool{p.Spec.Validate != nil, p.Spec.Inject != nil, p.Spec.Mutate != nil} {
+	for _, set := range []bool{p.Spec.Validate != nil, p.Spec.Inject != nil, p.Spec.Mutate != nil, p.Spec.VerifyImages != nil} {
 		if set {
 			actions++
 		}
 	}
 	switch {
 	case actions == 0:
-		errs = append(errs, field.Required(spec, "exactly one action is needed: validate, inject or mutate"))
+		errs = append(errs, field.Required(spec, "exactly one action is needed: validate, inject, mutate or verifyImages"))
 	case actions > 1:
-		errs = append(errs, field.Forbidden(spec, "a policy has exactly one action: validate, inject or mutate"))
+		errs = append(errs, field.Forbidden(spec, "a policy has exactly one action: validate, inject, mutate or verifyImages"))
+	case p.Spec.VerifyImages != nil:
+		errs = append(errs, p.Spec.VerifyImages.verify(spec.Child("verifyImages"))...)
+		errs = append(errs, createOrUpdate(p.Spec.Match.Operations, spec.Child("match", "operations"))...)
 	case p.Spec.Mutate != nil:
 		errs = append(errs, p.Spec.Mutate.verify(spec.Child("mutate"))...)
-		for i, op := range p.Spec.Match.Operations {
-			if op != "CREATE" && op != "UPDATE" {
-				errs = append(errs, field.NotSupported(spec.Child("match", "operations").Index(i), op, []string{"CREATE", "UPDATE"}))
-			}
-		}
+		errs = append(errs, createOrUpdate(p.Spec.Match.Operations, spec.Child("match", "operations"))...)
 	case p.Spec.Validate != nil:
 		errs = append(errs, p.Spec.Validate.verify(spec.Child("validate"))...)
 	default:
 		errs = append(errs, p.Spec.Inject.verify(spec.Child("inject"))...)
 		errs = append(errs, verifyInjectMatch(&p.Spec.Match, spec.Child("match"))...)
+	}
+	return errs
+}
+
+// createOrUpdate refuses operations other than CREATE and UPDATE, for
+// actions that need an object.
+func createOrUpdate(ops []string, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, op := range ops {
+		if op != "CREATE" && op != "UPDATE" {
+			errs = append(errs, field.NotSupported(path.Index(i), op, []string{"CREATE", "UPDATE"}))
+		}
 	}
 	return errs
 }

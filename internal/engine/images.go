@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/tollgate-dev/tollgate/internal/admission"
+	"github.com/tollgate-dev/tollgate/internal/admissionpolicy"
+	"github.com/tollgate-dev/tollgate/internal/imageverify"
+	"github.com/tollgate-dev/tollgate/internal/labelrule"
+	"github.com/tollgate-dev/tollgate/internal/policy"
+)
+
+// defaultImageBudget bounds a review's registry calls when Options gives
+// none: under the webhooks' default timeout of 5 s, so that the answer
+// (and the policy's failurePolicy) is tollgate's, not the apiserver's.
+const defaultImageBudget = 4 * time.Second
+
+var errNoVerifier = errors.New("image verification needs registry access, which this command was not given")
+
+// verifyImages runs a group of verifyImages policies: every image a policy
+// selects must carry a signature by one of its attestors. On UPDATE only
+// images the old object did not have are checked, as Kyverno does: an
+// image already admitted is the background audit's.
+func (e *Engine) verifyImages(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
+	in, err := newInput(req)
+	if err != nil {
+		return errorAll(g, admission.BadRequest(err))
+	}
+	if len(req.Object()) == 0 {
+		return notApplicableAll(g, "image verification applies to objects being created or updated")
+	}
+	images, err := imageverify.Images(req.Object())
+	if err != nil {
+		return errorAll(g, admission.BadRequest(err))
+	}
+	before := sets.New[string]()
+	if len(req.OldObject()) > 0 {
+		old, err := imageverify.Images(req.OldObject())
+		if err != nil {
+			return errorAll(g, admission.BadRequest(err))
+		}
+		for _, i := range old {
+			before.Insert(i.Ref)
+		}
+	}
+	policies, results, exempt := e.matching(g, req, in.labels, in.oldLabels)
+	ns := e.namespace(req.Namespace)
+	subject := labelrule.Subject{Kind: req.Kind.Kind, Name: firstNonEmpty(in.meta.Name, req.Name), GenerateName: in.meta.GenerateName}
+	budget := e.imageBudget
+	if budget <= 0 {
+		budget = defaultImageBudget
+	}
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	var denials, warnings []string
+	audit := map[string]string{}
+	for _, p := range policies {
+		unmet, err := e.conditions(ctx, p, req, in, req.Object(), false, ns)
+		if unmet != "" {
+			results = append(results, notApplicable(p.Name(), admissionpolicy.MatchConditionsNotMet(unmet)))
+			continue
+		}
+		check := p.ImageCheck()
+		var selected []imageverify.Image
+		for _, i := range images {
+			if check.Selects(i.Ref) && !before.Has(i.Ref) {
+				selected = append(selected, i)
+			}
+		}
+		if err == nil && len(selected) == 0 {
+			results = append(results, notApplicable(p.Name(), "no image the policy checks (spec.verifyImages.images)"+changedOnly(before)))
+			continue
+		}
+		var problems []string
+		var verified []string
+		if err == nil {
+			problems, verified, err = e.verifyAll(ctx, check.Requirement(), selected)
+		}
+		r := Result{Policy: p.Name(), Outcome: Pass}
+		switch {
+		case err != nil && p.Spec.FailurePolicy == policy.Ignore:
+			r.Outcome, r.Message = Error, fmt.Sprintf("could not be evaluated (failurePolicy Ignore): %v", err)
+		case err != nil:
+			r.Outcome, r.Message = Fail, fmt.Sprintf("%s: policy %s could not be evaluated: %v", subject, p.Name(), err)
+			denials = append(denials, r.Message)
+		case len(problems) > 0:
+			msg := labelrule.Explain(subject, p.Name(), problems)
+			switch p.Spec.VerifyImages.Action {
+			case policy.Warn:
+				r.Outcome, r.Message = Warn, msg
+				warnings = append(warnings, p.Name()+": "+strings.Join(problems, "; "))
+			case policy.Audit:
+				r.Outcome, r.Message = Warn, "audit: "+msg
+				audit[auditKey(p.Name())] = msg
+			default:
+				r.Outcome, r.Message = Fail, msg
+				denials = append(denials, msg)
+			}
+		default:
+			r.Message = "verified: " + strings.Join(verified, ", ")
+		}
+		results = append(results, exempt[p].apply(r))
+	}
+	resp := admission.Allowed()
+	if len(denials) > 0 {
+		resp = admission.Denied(strings.Join(denials, "; "))
+		resp.Code, resp.Reason = http.StatusForbidden, reasonName(http.StatusForbidden)
+	}
+	resp.Warnings = warnings
+	if len(audit) > 0 {
+		resp.AuditAnnotations = audit
+	}
+	resp.Policies = applied(results)
+	return Evaluation{Response: resp, Results: results}
+}
+
+func changedOnly(before sets.Set[string]) string {
+	if before.Len() == 0 {
+		return ""
+	}
+	return "; on an update, only images the old object did not have are checked"
+}
+
+// verifyAll verifies the images at once. problems say, image by image,
+// why one did not verify; verified name those that did; err is the first
+// image that could not be checked at all.
+func (e *Engine) verifyAll(ctx context.Context, r imageverify.Requirement, images []imageverify.Image) (problems, verified []string, err error) {
+	if e.images == nil {
+		return nil, nil, errNoVerifier
+	}
+	outcomes := make([]imageverify.Outcome, len(images))
+	var wg sync.WaitGroup
+	for i, img := range images {
+		wg.Go(func() { outcomes[i] = e.images.Verify(ctx, img.Ref, r) })
+	}
+	wg.Wait()
+	for i, o := range outcomes {
+		img := images[i]
+		switch {
+		case o.Err != nil:
+			if err == nil {
+				err = fmt.Errorf("image %s (%s): %w", img.Ref, img.Path, o.Err)
+			}
+		case o.Verified:
+			verified = append(verified, fmt.Sprintf("%s@%s by %s", img.Ref, o.Digest, o.Attestor))
+		default:
+			problems = append(problems, fmt.Sprintf("image %s (%s): %s", img.Ref, img.Path, o.Reason))
+		}
+	}
+	return problems, verified, err
+}

@@ -1,0 +1,95 @@
+// Package imageverifytest serves, on loopback, the images and signatures
+// cosign wrote for imageverify's tests (imageverify/testdata/cosign), for
+// the tests of every package that verifies images.
+package imageverifytest
+
+import (
+	"embed"
+	"io"
+	"io/fs"
+	"log"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// RefAnnotation names a manifest of the recording: repository:tag, or
+// repository@digest for a referrer.
+const RefAnnotation = "org.opencontainers.image.ref.name"
+
+// Recording is what cosign wrote: registry/ (an OCI layout), the public
+// keys (<name>.pub), cosign's verdicts (verdicts.json) and its version.
+//
+//go:embed cosign
+var Recording embed.FS
+
+// layoutDir copies the recording's registry to a directory, where
+// go-containerregistry's layout package reads it.
+func layoutDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	sub, err := fs.Sub(Recording, "cosign/registry")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(dir, sub); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Key is the PEM public key of one of the recording's keys: ecdsa,
+// ed25519, rsa, stranger (which signed nothing).
+func Key(t testing.TB, name string) string {
+	t.Helper()
+	b, err := Recording.ReadFile("cosign/" + name + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Serve starts a registry on loopback (plain HTTP, with the referrers
+// API) holding the recording, stopped when the test ends; it returns the
+// registry's host:port. Its images: app:ecdsa-tag, app:ecdsa-bundle,
+// app:rsa-tag, app:rsa-bundle, app:ed25519-tag, other:both (signed with
+// both forms by ecdsa), app:unsigned, and app:moved (which carries
+// app:ecdsa-tag's signature).
+func Serve(t testing.TB) string {
+	t.Helper()
+	srv := httptest.NewServer(registry.New(registry.WithReferrersSupport(true), registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	p, err := layout.FromPath(layoutDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := p.ImageIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, desc := range m.Manifests {
+		img, err := idx.Image(desc.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := name.ParseReference(host+"/"+desc.Annotations[RefAnnotation], name.Insecure)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := remote.Write(ref, img); err != nil {
+			t.Fatalf("pushing %s: %v", ref, err)
+		}
+	}
+	return host
+}
