@@ -1,0 +1,79 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tollgate-dev/tollgate/internal/imageverify/imageverifytest"
+)
+
+func imagesDoc(verify string, extra ...string) string {
+	return header + "metadata: {name: p}\nspec:\n  match: {resources: [pods]" + strings.Join(extra, "") + "}\n  verifyImages:\n" + verify
+}
+
+func attestor(fields string) string {
+	b, _ := imageverifytest.Recording.ReadFile("cosign/ecdsa.pub")
+	testKey := strings.TrimSpace(string(b))
+	return "    attestors:\n    - name: ci\n" + fields + "      publicKey: |\n        " + strings.ReplaceAll(testKey, "\n", "\n        ") + "\n"
+}
+
+func TestVerifyImagesLoads(t *testing.T) {
+	ps, err := Parse("p.yaml", []byte(imagesDoc("    images: [\"registry.example.com/*\"]\n"+attestor("      transparencyLog: Ignore\n"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ps[0].ImageCheck()
+	if c == nil {
+		t.Fatal("no image check compiled")
+	}
+	for image, want := range map[string]bool{
+		"registry.example.com/app:1": true, "registry.example.com/team/app@sha256:ab": true,
+		"registry.example.org/app:1": false, "docker.io/registry.example.com/app": false,
+	} {
+		if c.Selects(image) != want {
+			t.Errorf("Selects(%q) = %t", image, !want)
+		}
+	}
+	if got := ps[0].Spec.Match.Operations; strings.Join(got, ",") != "CREATE,UPDATE" {
+		t.Errorf("default operations %v", got)
+	}
+	set, err := NewSet(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := set.Group("p"); g == nil || g.Kind != GroupImages || g.WebhookName() != "p.validate.tollgate.dev" {
+		t.Fatalf("group %+v", g)
+	}
+}
+
+func TestVerifyImagesRejects(t *testing.T) {
+	ignore := "      transparencyLog: Ignore\n"
+	images := "    images: [\"registry.example.com/*\"]\n"
+	for _, tc := range []struct {
+		name, doc string
+		want      []string
+	}{
+		{"no images", imagesDoc(attestor(ignore)), []string{"spec.verifyImages.images: Required value"}},
+		{"bad glob", imagesDoc("    images: [\"registry.example.com/[\"]\n" + attestor(ignore)), []string{"spec.verifyImages.images[0]: Invalid value", "not a glob"}},
+		{"no attestors", imagesDoc(images), []string{"spec.verifyImages.attestors: Required value"}},
+		{"transparency log by default", imagesDoc(images + attestor("")), []string{"spec.verifyImages.attestors[0].transparencyLog: Invalid value", "set transparencyLog: Ignore"}},
+		{"unknown transparency log", imagesDoc(images + attestor("      transparencyLog: Sometimes\n")), []string{`spec.verifyImages.attestors[0].transparencyLog: Unsupported value: "Sometimes"`}},
+		{"bad key", imagesDoc(images + "    attestors:\n    - {name: ci, transparencyLog: Ignore, publicKey: \"not a key\"}\n"), []string{"spec.verifyImages.attestors[0].publicKey: Invalid value", "reading the public key"}},
+		{"delete", imagesDoc(images+attestor(ignore), ", operations: [DELETE]"), []string{`spec.match.operations[0]: Unsupported value: "DELETE"`}},
+		{"bad action", imagesDoc(images + "    action: Block\n" + attestor(ignore)), []string{`spec.verifyImages.action: Unsupported value: "Block"`}},
+		{"with validate", strings.Replace(imagesDoc(images+attestor(ignore)), "  verifyImages:", "  validate: {labels: [{key: a}]}\n  verifyImages:", 1), []string{"a policy has exactly one action"}},
+		{"unknown field", imagesDoc(images + "    mutateDigest: true\n" + attestor(ignore)), []string{`unknown field "spec.verifyImages.mutateDigest"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("p.yaml", []byte(tc.doc))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\nlacks %q", err, w)
+				}
+			}
+		})
+	}
+}
