@@ -27,6 +27,7 @@ type auditOptions struct {
 	config     string
 	report     reportOptions
 	namespace  string
+	registry   registryFlags
 	noFastPath bool
 	// clusterPolicies: audit the cluster's own ValidatingAdmissionPolicies too.
 	clusterPolicies bool
@@ -49,6 +50,7 @@ func newAuditCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster)")
 	addFastPathFlag(f, &o.noFastPath)
+	addRegistryFlags(f, &o.registry)
 	f.StringVarP(&o.config, "config", "c", "", policyFlagHelp)
 	o.report.addFlags(f, "an object")
 	f.StringVar(&o.namespace, "namespace", "", "tollgate's own namespace, exempt like the system namespaces")
@@ -107,7 +109,11 @@ func (o *auditOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return usageError(err)
 	}
-	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, Namespaces: namespaces, External: ext, NoCELFastPath: o.noFastPath})
+	images, err := o.registry.verifier()
+	if err != nil {
+		return usageError(err)
+	}
+	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, Namespaces: namespaces, External: ext, NoCELFastPath: o.noFastPath, Images: images})
 	progress := newProgress(cmd.ErrOrStderr(), time.Now)
 	findings, err := audit.Scan(ctx, client, eng, resources, progress.update)
 	progress.done()

@@ -27,6 +27,7 @@ type checkOptions struct {
 	report           reportOptions
 	showPatches      bool
 	namespace        string
+	registry         registryFlags
 	noFastPath       bool
 	defaultNamespace string
 	params           []string
@@ -57,6 +58,7 @@ func newCheckCommand() *cobra.Command {
 	f.BoolVar(&o.showPatches, "show-patches", false, "print what mutation would change, as a unified diff")
 	f.StringVar(&o.namespace, "namespace", "", "tollgate's own namespace, exempt like the system namespaces")
 	addFastPathFlag(f, &o.noFastPath)
+	addRegistryFlags(f, &o.registry)
 	f.StringVar(&o.defaultNamespace, "default-namespace", "default", "namespace of namespaced manifests that name none")
 	f.StringArrayVar(&o.params, "params", nil, paramsFlagHelp)
 	f.StringArrayVar(&o.references, "references", nil, referencesFlagHelp)
@@ -111,7 +113,11 @@ func (o *checkOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return usageError(err)
 	}
-	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, Namespaces: namespaces.lookup, External: ext, NoCELFastPath: o.noFastPath})
+	images, err := o.registry.verifier()
+	if err != nil {
+		return usageError(err)
+	}
+	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, Namespaces: namespaces.lookup, External: ext, NoCELFastPath: o.noFastPath, Images: images})
 	findings := offline.Run(cmd.Context(), eng, objs, offline.Options{
 		Operation:        op,
 		Old:              old,

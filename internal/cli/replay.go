@@ -25,6 +25,7 @@ type replayOptions struct {
 	files             []string
 	namespaceFlags
 	namespace  string
+	registry   registryFlags
 	noFastPath bool
 	params     []string
 	references []string
@@ -56,6 +57,7 @@ func newReplayCommand() *cobra.Command {
 	o.namespaceFlags.addFlags(f)
 	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "tollgate's own namespace, as for serve")
 	addFastPathFlag(f, &o.noFastPath)
+	addRegistryFlags(f, &o.registry)
 	f.StringArrayVar(&o.params, "params", nil, paramsFlagHelp)
 	f.StringArrayVar(&o.references, "references", nil, referencesFlagHelp)
 	f.StringVarP(&o.output, "output", "o", "table", "table, json (the summary), or report (each object's last request, as a report in --reports-api's format, JSON)")
@@ -101,9 +103,13 @@ func (o *replayOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return usageError(err)
 	}
+	images, err := o.registry.verifier()
+	if err != nil {
+		return usageError(err)
+	}
 	cfg := replay.Config{
 		Set: set, Candidate: candidate, Namespaces: given, Examples: o.examples, Findings: o.output == "report",
-		Engine: engine.Options{OwnNamespace: o.namespace, External: ext, NoCELFastPath: o.noFastPath},
+		Engine: engine.Options{OwnNamespace: o.namespace, External: ext, NoCELFastPath: o.noFastPath, Images: images},
 	}
 	var events *bufio.Writer
 	var eventsErr error

@@ -25,6 +25,7 @@ type reviewOptions struct {
 	file       string
 	path       string
 	namespace  string
+	registry   registryFlags
 	noFastPath bool
 	params     []string
 	references []string
@@ -46,6 +47,7 @@ func newReviewCommand() *cobra.Command {
 	f.StringVar(&o.path, "path", "", "review path, e.g. /validate/require-environment (default: the only one)")
 	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "tollgate's own namespace, as for serve")
 	addFastPathFlag(f, &o.noFastPath)
+	addRegistryFlags(f, &o.registry)
 	f.StringArrayVar(&o.params, "params", nil, paramsFlagHelp)
 	f.StringArrayVar(&o.references, "references", nil, referencesFlagHelp)
 	return cmd
@@ -85,7 +87,11 @@ func (o *reviewOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return usageError(err)
 	}
-	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, External: ext, NoCELFastPath: o.noFastPath})
+	images, err := o.registry.verifier()
+	if err != nil {
+		return usageError(err)
+	}
+	eng := engine.New(set, engine.Options{OwnNamespace: o.namespace, External: ext, NoCELFastPath: o.noFastPath, Images: images})
 	quiet := slog.New(slog.DiscardHandler)
 	reply := webhook.Respond(cmd.Context(), eng.Handler(group), body, quiet)
 	if reply.Status != http.StatusOK {

@@ -15,6 +15,7 @@ import (
 func newServeCommand() *cobra.Command {
 	var cfg replica.Config
 	var logLevel string
+	var registry registryFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve admission reviews over HTTPS",
@@ -27,6 +28,11 @@ func newServeCommand() *cobra.Command {
 			if cfg.Cluster.Registration == replica.RegistrationStatic && cmd.Flags().Changed("register") && cfg.Cluster.Register {
 				return usageError(errors.New("--register and --registration=static contradict each other: a static replica never writes webhook configurations through the API"))
 			}
+			regs, err := registry.registries(false)
+			if err != nil {
+				return usageError(err)
+			}
+			cfg.Registries = regs
 			cfg.Logger = slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 			return serveError(replica.Run(cmd.Context(), cfg))
 		},
@@ -50,6 +56,7 @@ func newServeCommand() *cobra.Command {
 	f.StringVar(&cfg.ClientCAFile, "client-ca-file", "", "PEM CAs; when set, review paths answer only clients (the apiserver) with a certificate they signed")
 	f.BoolVar(&cfg.HTTP2, "http2", false, "offer HTTP/2 on the webhook listener (off: HTTP/2 Rapid Reset attacks, CVE-2023-44487)")
 	f.DurationVar(&cfg.PolicyReloadInterval, "config-reload-interval", 5*time.Second, "how often --config is checked for changes; a changed, valid set is swapped in without a restart")
+	addRegistryFlags(f, &registry)
 	clusterFlags(f, &cfg.Cluster)
 	return cmd
 }

@@ -10,12 +10,17 @@ import (
 
 func newTestCommand() *cobra.Command {
 	var noFastPath bool
+	var registry registryFlags
 	cmd := &cobra.Command{
 		Use:   "test DIR",
 		Short: "Run the policy test suites (" + suite.FileName + ", Kyverno's " + suite.KyvernoFileName + " and gator verify's Suites, " + suite.GatorFileName + ") under DIR",
 		Long:  "Exit status: 0 every expectation met, 1 some were not, 2 a suite that does not load.",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			images, err := registry.verifier()
+			if err != nil {
+				return usageError(err)
+			}
 			files, err := suite.Find(args[0])
 			if err != nil {
 				return usageError(err)
@@ -27,7 +32,7 @@ func newTestCommand() *cobra.Command {
 				if err != nil {
 					return usageError(err)
 				}
-				s.NoCELFastPath = noFastPath
+				s.NoCELFastPath, s.Images = noFastPath, images
 				checks, err := s.Run(cmd.Context())
 				if err != nil {
 					return usageError(fmt.Errorf("%s: %w", file, err))
@@ -56,5 +61,6 @@ func newTestCommand() *cobra.Command {
 		},
 	}
 	addFastPathFlag(cmd.Flags(), &noFastPath)
+	addRegistryFlags(cmd.Flags(), &registry)
 	return cmd
 }

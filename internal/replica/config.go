@@ -4,6 +4,8 @@ import (
 	"errors"
 	"log/slog"
 	"time"
+
+	"github.com/tollgate-dev/tollgate/internal/imageverify"
 )
 
 // Where a replica's serving certificate comes from.
@@ -66,6 +68,9 @@ type Config struct {
 	// NoCELFastPath: every CEL program decides on its tracked (reference)
 	// path (engine.Options.NoCELFastPath, --cel-fast-path=false).
 	NoCELFastPath bool
+	// Registries is how verifyImages policies reach registries; one
+	// verifier (and its cache) serves the replica's life, across reloads.
+	Registries imageverify.Registries
 
 	// DrainDelay and ShutdownTimeout bound shutdown (server.Config).
 	DrainDelay, ShutdownTimeout time.Duration

@@ -9,6 +9,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
+
+	"github.com/tollgate-dev/tollgate/internal/imageverify"
 
 	"golang.org/x/sync/errgroup"
 
@@ -97,7 +100,8 @@ func (r *replica) start(ctx, serving context.Context) (*server.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	engOpts := engine.Options{OwnNamespace: r.cfg.Namespace, ExcludeNamespaces: r.cfg.ExcludeNamespaces, NoCELFastPath: r.cfg.NoCELFastPath}
+	engOpts := engine.Options{OwnNamespace: r.cfg.Namespace, ExcludeNamespaces: r.cfg.ExcludeNamespaces, NoCELFastPath: r.cfg.NoCELFastPath,
+		Images: imageverify.New(imageverify.Options{Registries: r.cfg.Registries}), ImageBudget: imageBudget(r.cfg.Cluster.WebhookTimeoutSeconds)}
 	srvCfg := server.Config{
 		Listen:          r.cfg.Listen,
 		Logger:          r.log,
@@ -167,4 +171,14 @@ func (r *replica) start(ctx, serving context.Context) (*server.Server, error) {
 		r.group.Go(func() error { return r.met.Serve(serving, r.cfg.MetricsListen, r.cfg.Profiling, r.log) })
 	}
 	return srv, nil
+}
+
+// imageBudget bounds a review's registry calls a second under the
+// webhooks' timeout, so that tollgate answers (and the policy's
+// failurePolicy decides) before the apiserver gives up.
+func imageBudget(timeoutSeconds int32) time.Duration {
+	if timeoutSeconds <= 1 {
+		return 0 // the engine's default
+	}
+	return time.Duration(timeoutSeconds-1) * time.Second
 }

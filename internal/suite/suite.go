@@ -24,6 +24,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/defaulting"
 	"github.com/tollgate-dev/tollgate/internal/engine"
 	"github.com/tollgate-dev/tollgate/internal/exception"
+	"github.com/tollgate-dev/tollgate/internal/imageverify"
 	"github.com/tollgate-dev/tollgate/internal/manifest"
 	"github.com/tollgate-dev/tollgate/internal/namespaces"
 	"github.com/tollgate-dev/tollgate/internal/offline"
@@ -38,6 +39,8 @@ type Suite struct {
 	// NoCELFastPath is the runner's, not the file's: every CEL program
 	// decides on its tracked path (engine.Options.NoCELFastPath).
 	NoCELFastPath bool `json:"-"`
+	// Images verifies the images of verifyImages policies: the runner's.
+	Images *imageverify.Verifier `json:"-"`
 
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
@@ -251,7 +254,7 @@ func (s *Suite) Run(ctx context.Context) ([]Check, error) {
 			n.Annotations = s.kyverno.annotations[ns]
 		}
 		return n, ok
-	}, External: ext, NoCELFastPath: s.NoCELFastPath})
+	}, External: ext, NoCELFastPath: s.NoCELFastPath, Images: s.Images})
 	user := admission.UserInfo{Username: s.User, UID: s.uid, Groups: s.Groups}
 	if s.kyverno != nil {
 		checks := s.kyverno.checks(ctx, s.file, set, eng, objs, offline.Options{User: user, Kinds: kinds})

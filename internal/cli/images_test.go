@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tollgate-dev/tollgate/internal/imageverify/imageverifytest"
+)
+
+// imageFiles writes a verifyImages policy on host's app repository (the
+// recording's ecdsa key) and manifests naming host's images.
+func imageFiles(t *testing.T, host string) (policies, manifests string) {
+	t.Helper()
+	dir := t.TempDir()
+	key := strings.ReplaceAll(strings.TrimSpace(imageverifytest.Key(t, "ecdsa")), "\n", "\n          ")
+	policies = write(t, dir, "policies.yaml", fmt.Sprintf(`apiVersion: tollgate.dev/v1alpha1
+kind: Policy
+metadata:
+  name: signed-images
+spec:
+  match:
+    resources: [pods]
+    podControllers: true
+  verifyImages:
+    images: ["%s/app*"]
+    attestors:
+    - name: ci
+      transparencyLog: Ignore
+      publicKey: |
+          %s
+`, host, key))
+	manifests = write(t, dir, "manifests.yaml", fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: %[1]s/app:ecdsa-tag}]
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly, namespace: shop}
+spec:
+  schedule: "0 0 * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{name: job, image: %[1]s/app:ecdsa-bundle}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: unsigned, namespace: shop}
+spec:
+  initContainers: [{name: init, image: %[1]s/app:unsigned}]
+  containers: [{name: app, image: %[1]s/app:ecdsa-tag}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: elsewhere, namespace: shop}
+spec:
+  containers: [{name: app, image: %[1]s/other:both}]
+`, host))
+	return policies, manifests
+}
+
+// TestVerifyImagesCheck: tollgate check on workloads naming images of a
+// registry: signed ones pass, naming the digest and the attestor; an
+// unsigned init container fails the Pod; an image the policy does not
+// select leaves no result.
+func TestVerifyImagesCheck(t *testing.T) {
+	host := imageverifytest.Serve(t)
+	policies, manifests := imageFiles(t, host)
+	code, out, errs := run("check", "-c", policies, "-f", manifests, "-o", "json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", code, out, errs)
+	}
+	var report struct {
+		Results []struct {
+			Policy, Result, Message string
+			Resources               []struct{ Kind, Name string }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &report); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var got []string
+	for _, r := range report.Results {
+		for _, o := range r.Resources {
+			got = append(got, o.Kind+"/"+o.Name+" "+r.Result+": "+strings.ReplaceAll(r.Message, host, "HOST"))
+		}
+	}
+	slices.Sort(got)
+	want := []string{"CronJob/nightly pass: verified: HOST/app:ecdsa-bundle@sha256:", "Deployment/web pass: verified: HOST/app:ecdsa-tag@sha256:",
+		`Pod/unsigned fail: pod "unsigned" violates policy signed-images: image HOST/app:unsigned (spec.initContainers[0].image): no signature found (neither a signature tag nor a Sigstore bundle)`}
+	if len(got) != len(want) {
+		t.Fatalf("results %q, want %q", got, want)
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("result %q, want it to start with %q", got[i], want[i])
+		}
+	}
+}
+
+// TestVerifyImagesRegistryDown: with the registry gone, check fails the
+// objects the policy selects (failurePolicy Fail), saying why, and exits 1.
+func TestVerifyImagesRegistryDown(t *testing.T) {
+	policies, manifests := imageFiles(t, "127.0.0.1:1")
+	code, out, errs := run("check", "-c", policies, "-f", manifests)
+	if code != 1 || !strings.Contains(out, "could not be evaluated: image 127.0.0.1:1/app:ecdsa-tag (spec.template.spec.containers[0].image): resolving") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+}
