@@ -63,6 +63,8 @@ func TestDocumentedFlagsExist(t *testing.T) {
 		"enable-aggregator-routing":     "kube-apiserver",
 		"feature-gates":                 "kube-apiserver",
 		"admission-control-config-file": "kube-apiserver",
+		"insecure-ignore-tlog":          "cosign verify",
+		"new-bundle-format":             "cosign sign",
 	}
 	known := map[string]bool{}
 	for _, cmd := range NewRootCommand().Commands() {

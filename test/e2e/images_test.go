@@ -1,0 +1,101 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/tollgate-dev/tollgate/internal/imageverify/imageverifytest"
+	"github.com/tollgate-dev/tollgate/test/e2e/framework"
+)
+
+// TestVerifyImages serves a verifyImages policy over a registry on
+// loopback holding the images and signatures cosign wrote
+// (imageverifytest): through a real kube-apiserver, a Pod whose image is
+// signed by the policy's key (a signature tag, or a Sigstore bundle) is
+// admitted, and a Deployment by its Pod template; an unsigned image, one
+// signed by another key and one carrying another image's signature are
+// denied, each naming the image, its field and why.
+func TestVerifyImages(t *testing.T) {
+	c := context.Background()
+	const ns = "img-shop"
+	if err := framework.EnsureNamespace(c, cluster.client, ns, nil); err != nil {
+		t.Fatal(err)
+	}
+	host := imageverifytest.Serve(t)
+	key := strings.ReplaceAll(strings.TrimSpace(imageverifytest.Key(t, "ecdsa")), "\n", "\n          ")
+	docs := fmt.Sprintf(`apiVersion: tollgate.dev/v1alpha1
+kind: Policy
+metadata:
+  name: signed-images
+spec:
+  match:
+    resources: [pods]
+    podControllers: true
+    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: %s}}
+  verifyImages:
+    images: ["%s/app*"]
+    attestors:
+    - name: ci
+      transparencyLog: Ignore
+      publicKey: |
+          %s
+`, ns, host, key)
+	pod := func(name, image string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"environment": "dev"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: image}}}}
+	}
+	gone := func(ctx context.Context) error {
+		_, err := cluster.client.CoreV1().Pods(ns).Create(ctx, pod("gone", host+"/app:unsigned"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	}
+	startTollgateWith(t, "tollgate-images", gone, []byte(docs))
+
+	w := &warnings{}
+	cfg := rest.CopyConfig(cluster.restConfig)
+	cfg.WarningHandler = w
+	client := kubernetes.NewForConfigOrDie(cfg)
+	const prefix = `admission webhook "signed-images.validate.tollgate.dev" denied the request: `
+	framework.WaitFor(t, 30*time.Second, "tollgate's verifyImages webhook in effect", func() bool {
+		return strings.Contains(createIn(c, t, client, w, ns, pod("probe", host+"/app:unsigned")).raw, prefix)
+	})
+	replicas := int32(1)
+	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"environment": "dev"}},
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web", "environment": "dev"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: host + "/app:unsigned"}}}}}}
+	for _, tc := range []struct {
+		name   string
+		obj    runtime.Object
+		denial string // "" for allowed
+	}{
+		{"signature tag", pod("p", host+"/app:ecdsa-tag"), ""},
+		{"bundle", pod("p", host+"/app:ecdsa-bundle"), ""},
+		{"not selected", pod("p", host+"/other:both"), ""},
+		{"unsigned", pod("p", host+"/app:unsigned"), `pod "p" violates policy signed-images: image ` + host + `/app:unsigned (spec.containers[0].image): no signature found (neither a signature tag nor a Sigstore bundle)`},
+		{"another key", pod("p", host+"/app:rsa-tag"), `pod "p" violates policy signed-images: image ` + host + `/app:rsa-tag (spec.containers[0].image): no signature verified by attestor ci (tag sha256-`},
+		{"another image's signature", pod("p", host+"/app:moved"), `the signed payload is for digest "sha256:`},
+		{"deployment, unsigned template", deployment, `deployment "web" violates policy signed-images: image ` + host + `/app:unsigned (spec.template.spec.containers[0].image): no signature found`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := createIn(c, t, client, w, ns, tc.obj)
+			if a.allowed != (tc.denial == "") || !strings.Contains(a.message, tc.denial) {
+				t.Fatalf("allowed %v, %q; want denial containing %q", a.allowed, a.raw, tc.denial)
+			}
+			if tc.denial != "" && (a.code != 403 || !strings.Contains(a.raw, prefix)) {
+				t.Errorf("code %d, %q: want 403 from tollgate's webhook", a.code, a.raw)
+			}
+		})
+	}
+}
