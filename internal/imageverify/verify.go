@@ -24,7 +24,25 @@ type Options struct {
 	NegativeTTL time.Duration
 	// TagTTL is how long a tag's digest is kept (default 30s).
 	TagTTL time.Duration
+	// Observer, when set, hears of every verification and registry call.
+	Observer Observer
 }
+
+// Observer hears what a Verifier does, for metrics.
+type Observer interface {
+	// ImageVerified: one image checked; result is verified, refused or
+	// error; cached when the cache answered.
+	ImageVerified(result string, cached bool)
+	// RegistryCall: one round with a registry (resolve: a tag's digest;
+	// signatures: the signature tag and the referrers), how long it took
+	// and how it ended.
+	RegistryCall(op string, took time.Duration, err error)
+}
+
+type noObserver struct{}
+
+func (noObserver) ImageVerified(string, bool)                {}
+func (noObserver) RegistryCall(string, time.Duration, error) {}
 
 // Verifier verifies images against requirements, with a cache shared by
 // every policy and review that uses it. It is safe for concurrent use.
@@ -49,6 +67,9 @@ func New(opts Options) *Verifier {
 	}
 	if opts.TagTTL <= 0 {
 		opts.TagTTL = 30 * time.Second
+	}
+	if opts.Observer == nil {
+		opts.Observer = noObserver{}
 	}
 	return &Verifier{registry: newRegistry(opts.Registries), results: cache.NewLRUExpireCache(opts.CacheSize),
 		tags: cache.NewLRUExpireCache(opts.CacheSize), opts: opts}
@@ -80,6 +101,19 @@ type Outcome struct {
 
 // Verify checks one image against r.
 func (v *Verifier) Verify(ctx context.Context, image string, r Requirement) Outcome {
+	o := v.verify(ctx, image, r)
+	result := "refused"
+	switch {
+	case o.Err != nil:
+		result = "error"
+	case o.Verified:
+		result = "verified"
+	}
+	v.opts.Observer.ImageVerified(result, o.Cached)
+	return o
+}
+
+func (v *Verifier) verify(ctx context.Context, image string, r Requirement) Outcome {
 	ref, err := v.registry.parse(image)
 	if err != nil {
 		return Outcome{Reason: err.Error()}
@@ -125,7 +159,9 @@ func (v *Verifier) digest(ctx context.Context, ref name.Reference) (string, erro
 	if d, ok := v.tags.Get(key); ok {
 		return d.(string), nil
 	}
+	start := time.Now()
 	d, err := v.registry.resolve(ctx, ref)
+	v.opts.Observer.RegistryCall("resolve", time.Since(start), err)
 	if err != nil {
 		return "", err
 	}
@@ -139,7 +175,9 @@ func (v *Verifier) check(ctx context.Context, d name.Digest, r Requirement) Outc
 	if err != nil {
 		return Outcome{Reason: err.Error()}
 	}
+	start := time.Now()
 	sigs, err := v.registry.signatures(ctx, d)
+	v.opts.Observer.RegistryCall("signatures", time.Since(start), err)
 	if err != nil {
 		return Outcome{Err: err}
 	}

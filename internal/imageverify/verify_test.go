@@ -3,9 +3,11 @@ package imageverify
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tollgate-dev/tollgate/internal/imageverify/imageverifytest"
 )
@@ -129,5 +131,36 @@ func TestRegistryDown(t *testing.T) {
 		if o.Err == nil || o.Verified || !strings.Contains(o.Err.Error(), "connection refused") {
 			t.Errorf("%s: %+v, want an error saying the registry cannot be reached", image, o)
 		}
+	}
+}
+
+type countingObserver struct {
+	results []string
+	calls   []string
+}
+
+func (c *countingObserver) ImageVerified(result string, cached bool) {
+	c.results = append(c.results, fmt.Sprintf("%s/%t", result, cached))
+}
+
+func (c *countingObserver) RegistryCall(op string, _ time.Duration, err error) {
+	c.calls = append(c.calls, fmt.Sprintf("%s/%t", op, err == nil))
+}
+
+// TestObserver: each verification and registry round is heard, the
+// cache's answers without a registry call.
+func TestObserver(t *testing.T) {
+	host := imageverifytest.Serve(t)
+	obs := &countingObserver{}
+	v := New(Options{Registries: Registries{Insecure: []string{host}}, Observer: obs})
+	r := Requirement{ID: "ecdsa", Attestors: []Attestor{recordedKey(t, "ecdsa")}}
+	v.Verify(context.Background(), host+"/app:ecdsa-tag", r)
+	v.Verify(context.Background(), host+"/app:ecdsa-tag", r)
+	v.Verify(context.Background(), "127.0.0.1:1/app:1", r)
+	if got, want := strings.Join(obs.results, " "), "verified/false verified/true error/false"; got != want {
+		t.Errorf("results %q, want %q", got, want)
+	}
+	if got, want := strings.Join(obs.calls, " "), "resolve/true signatures/true resolve/false"; got != want {
+		t.Errorf("registry calls %q, want %q", got, want)
 	}
 }

@@ -35,6 +35,7 @@ type Metrics struct {
 	reloads    *prometheus.CounterVec
 	leader     prometheus.Gauge
 	audit      auditMetrics
+	images     imageMetrics
 }
 
 // New registers every collector, Go runtime and process ones included.
@@ -81,6 +82,8 @@ func New() *Metrics {
 	build.WithLabelValues(v.Version, v.Revision, v.GoVersion, v.Platform).Set(1)
 	m.audit = newAuditMetrics()
 	m.audit.register(m.Registry)
+	m.images = newImageMetrics()
+	m.images.register(m.Registry)
 	m.Registry.MustRegister(build, m.reviews, m.latency, m.policies, m.warnings, m.exceptions, m.injections, m.panics, m.certExpiry, m.reloads, m.leader,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

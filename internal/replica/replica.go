@@ -101,7 +101,7 @@ func (r *replica) start(ctx, serving context.Context) (*server.Server, error) {
 		return nil, err
 	}
 	engOpts := engine.Options{OwnNamespace: r.cfg.Namespace, ExcludeNamespaces: r.cfg.ExcludeNamespaces, NoCELFastPath: r.cfg.NoCELFastPath,
-		Images: imageverify.New(imageverify.Options{Registries: r.cfg.Registries}), ImageBudget: imageBudget(r.cfg.Cluster.WebhookTimeoutSeconds)}
+		Images: imageverify.New(imageverify.Options{Registries: r.cfg.Registries, Observer: r.met}), ImageBudget: imageBudget(r.cfg.Cluster.WebhookTimeoutSeconds)}
 	srvCfg := server.Config{
 		Listen:          r.cfg.Listen,
 		Logger:          r.log,
