@@ -31,6 +31,14 @@ spec:
       transparencyLog: Ignore
       publicKey: |
           %s
+---
+apiVersion: tollgate.dev/v1alpha1
+kind: PolicyException
+metadata: {name: legacy}
+spec:
+  policies: [signed-images]
+  match: {names: ["legacy-*"]}
+  reason: built before signing (PLAT-9)
 `, host, key))
 	manifests = write(t, dir, "manifests.yaml", fmt.Sprintf(`apiVersion: apps/v1
 kind: Deployment
@@ -66,6 +74,12 @@ kind: Pod
 metadata: {name: elsewhere, namespace: shop}
 spec:
   containers: [{name: app, image: %[1]s/other:both}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: legacy-app, namespace: shop}
+spec:
+  containers: [{name: app, image: %[1]s/app:unsigned}]
 `, host))
 	return policies, manifests
 }
@@ -73,7 +87,7 @@ spec:
 // TestVerifyImagesCheck: tollgate check on workloads naming images of a
 // registry: signed ones pass, naming the digest and the attestor; an
 // unsigned init container fails the Pod; an image the policy does not
-// select leaves no result.
+// select leaves no result; a PolicyException lifts the policy.
 func TestVerifyImagesCheck(t *testing.T) {
 	host := imageverifytest.Serve(t)
 	policies, manifests := imageFiles(t, host)
@@ -98,6 +112,7 @@ func TestVerifyImagesCheck(t *testing.T) {
 	}
 	slices.Sort(got)
 	want := []string{"CronJob/nightly pass: verified: HOST/app:ecdsa-bundle@sha256:", "Deployment/web pass: verified: HOST/app:ecdsa-tag@sha256:",
+		"Pod/legacy-app skip: exempted by PolicyException legacy: built before signing (PLAT-9)",
 		`Pod/unsigned fail: pod "unsigned" violates policy signed-images: image HOST/app:unsigned (spec.initContainers[0].image): no signature found (neither a signature tag nor a Sigstore bundle)`}
 	if len(got) != len(want) {
 		t.Fatalf("results %q, want %q", got, want)
