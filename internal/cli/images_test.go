@@ -15,23 +15,7 @@ import (
 func imageFiles(t *testing.T, host string) (policies, manifests string) {
 	t.Helper()
 	dir := t.TempDir()
-	key := strings.ReplaceAll(strings.TrimSpace(imageverifytest.Key(t, "ecdsa")), "\n", "\n          ")
-	policies = write(t, dir, "policies.yaml", fmt.Sprintf(`apiVersion: tollgate.dev/v1alpha1
-kind: Policy
-metadata:
-  name: signed-images
-spec:
-  match:
-    resources: [pods]
-    podControllers: true
-  verifyImages:
-    images: ["%s/app*"]
-    attestors:
-    - name: ci
-      transparencyLog: Ignore
-      publicKey: |
-          %s
----
+	policies = write(t, dir, "policies.yaml", imageverifytest.Policy(t, "", "", host+"/app*")+`---
 apiVersion: tollgate.dev/v1alpha1
 kind: PolicyException
 metadata: {name: legacy}
@@ -39,7 +23,7 @@ spec:
   policies: [signed-images]
   match: {names: ["legacy-*"]}
   reason: built before signing (PLAT-9)
-`, host, key))
+`)
 	manifests = write(t, dir, "manifests.yaml", fmt.Sprintf(`apiVersion: apps/v1
 kind: Deployment
 metadata: {name: web, namespace: shop}

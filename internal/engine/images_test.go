@@ -18,24 +18,10 @@ import (
 // by the recording's ecdsa key.
 func imagePolicy(t *testing.T, host, extra string) *policy.Set {
 	t.Helper()
-	key := strings.ReplaceAll(strings.TrimSpace(imageverifytest.Key(t, "ecdsa")), "\n", "\n          ")
-	doc := fmt.Sprintf(`apiVersion: tollgate.dev/v1alpha1
-kind: Policy
-metadata:
-  name: signed-images
-spec:
-  match:
-    resources: [pods]
-    podControllers: true
-%s
-  verifyImages:
-    images: ["%s/app:*", "%s/app@*"]
-    attestors:
-    - name: ci
-      transparencyLog: Ignore
-      publicKey: |
-          %s
-`, extra, host, host, key)
+	if extra != "" {
+		extra += "\n"
+	}
+	doc := imageverifytest.Policy(t, "", extra, host+"/app:*", host+"/app@*")
 	ps, err := policy.Parse("images.yaml", []byte(doc))
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -34,24 +33,7 @@ func TestVerifyImages(t *testing.T) {
 		t.Fatal(err)
 	}
 	host := imageverifytest.Serve(t)
-	key := strings.ReplaceAll(strings.TrimSpace(imageverifytest.Key(t, "ecdsa")), "\n", "\n          ")
-	docs := fmt.Sprintf(`apiVersion: tollgate.dev/v1alpha1
-kind: Policy
-metadata:
-  name: signed-images
-spec:
-  match:
-    resources: [pods]
-    podControllers: true
-    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: %s}}
-  verifyImages:
-    images: ["%s/app*"]
-    attestors:
-    - name: ci
-      transparencyLog: Ignore
-      publicKey: |
-          %s
-`, ns, host, key)
+	docs := imageverifytest.Policy(t, "    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: "+ns+"}}\n", "", host+"/app*")
 	pod := func(name, image string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"environment": "dev"}},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: image}}}}

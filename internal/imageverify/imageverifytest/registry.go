@@ -5,11 +5,13 @@ package imageverifytest
 
 import (
 	"embed"
+	"fmt"
 	"io"
 	"io/fs"
 	"log"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -92,4 +94,33 @@ func Serve(t testing.TB) string {
 		}
 	}
 	return host
+}
+
+// Policy is a tollgate verifyImages policy named signed-images on Pods and
+// Pod templates, for images matching globs, whose one attestor (ci) is the
+// recording's ecdsa key. match and spec are more lines of YAML for
+// spec.match (indented by four) and spec (by two), or empty.
+func Policy(t testing.TB, match, spec string, globs ...string) string {
+	t.Helper()
+	key := strings.ReplaceAll(strings.TrimSpace(Key(t, "ecdsa")), "\n", "\n          ")
+	quoted := make([]string, len(globs))
+	for i, g := range globs {
+		quoted[i] = strconv.Quote(g)
+	}
+	return fmt.Sprintf(`apiVersion: tollgate.dev/v1alpha1
+kind: Policy
+metadata:
+  name: signed-images
+spec:
+  match:
+    resources: [pods]
+    podControllers: true
+%s%s  verifyImages:
+    images: [%s]
+    attestors:
+    - name: ci
+      transparencyLog: Ignore
+      publicKey: |
+          %s
+`, match, spec, strings.Join(quoted, ", "), key)
 }
