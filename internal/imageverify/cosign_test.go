@@ -67,8 +67,60 @@ var signings = []signing{
 }
 
 // unsigned are images pushed with no signature; moved gets the signature
-// tag of app:ecdsa-tag copied onto it (a signature of another digest).
-var unsigned = []string{"app:unsigned", "app:moved"}
+// tag of app:ecdsa-tag copied onto it (a signature of another digest),
+// moved-att its attestation tag; attested-only is attested, not signed.
+var unsigned = []string{"app:unsigned", "app:moved", "app:moved-att", "app:attested-only"}
+
+// attesting is how TestRecordCosign attests one image.
+type attesting struct {
+	image     string
+	key       string
+	bundle    bool
+	predicate string // a file of attestationPredicates, named by cosign's --type
+	kind      string // cosign's --type
+}
+
+// attestations: SLSA v1 provenance from the CI builder or from another
+// builder, and a vulnerability scan, in both forms.
+var attestations = []attesting{
+	{"app:ecdsa-tag", "ecdsa", false, "ci", "slsaprovenance1"},
+	{"app:ecdsa-bundle", "ecdsa", true, "ci", "slsaprovenance1"},
+	{"app:rsa-tag", "rsa", false, "scan", "vuln"},
+	{"app:rsa-bundle", "rsa", true, "elsewhere", "slsaprovenance1"},
+	{"other:both", "ecdsa", false, "elsewhere", "slsaprovenance1"},
+	{"other:both", "ecdsa", true, "ci", "slsaprovenance1"},
+	{"app:attested-only", "ecdsa", false, "ci", "slsaprovenance1"},
+}
+
+// attestationPredicates are the predicates attested, by name.
+var attestationPredicates = map[string]string{
+	"ci":        `{"buildDefinition":{"buildType":"https://ci.example.com/build/v1","externalParameters":{"repository":"https://git.example.com/app"}},"runDetails":{"builder":{"id":"https://ci.example.com/builder"}}}`,
+	"elsewhere": `{"buildDefinition":{"buildType":"https://ci.example.com/build/v1","externalParameters":{"repository":"https://git.example.com/app"}},"runDetails":{"builder":{"id":"https://laptop.example.com/"}}}`,
+	"scan":      `{"invocation":{"uri":"https://ci.example.com/scan"},"scanner":{"uri":"https://scanner.example.com","version":"1.0.0","result":{"vulnerabilities":[]}},"metadata":{"scanStartedOn":"2026-12-01T10:00:00Z","scanFinishedOn":"2026-12-01T10:01:00Z"}}`,
+}
+
+// builderPolicy is the Rego policy cosign verify-attestation --policy
+// is given: the provenance is the CI builder's. attestationCondition is
+// the same condition in CEL, for TestCosignAttestationVerdicts.
+const (
+	builderPolicy = `package signature
+default allow = false
+allow { input.predicate.runDetails.builder.id == "https://ci.example.com/builder" }
+`
+	attestationCondition = `predicate.runDetails.builder.id == "https://ci.example.com/builder"`
+)
+
+// attestationVerdict is cosign verify-attestation's answer for one image,
+// key, predicate type and policy.
+type attestationVerdict struct {
+	Image    string `json:"image"`
+	Key      string `json:"key"`
+	Bundle   bool   `json:"newBundleFormat"`
+	Type     string `json:"type"`   // cosign's --type
+	Policy   bool   `json:"policy"` // with builderPolicy
+	Verified bool   `json:"verified"`
+	Output   string `json:"output,omitempty"`
+}
 
 func TestRecordCosign(t *testing.T) {
 	cosign := os.Getenv("TOLLGATE_COSIGN")
@@ -118,7 +170,19 @@ func TestRecordCosign(t *testing.T) {
 		}
 		must(append(args, d)...)
 	}
-	moveSignature(t, host, "app:ecdsa-tag", "app:moved")
+	for _, a := range attestations {
+		pred := filepath.Join(work, a.predicate+".json")
+		if err := os.WriteFile(pred, []byte(attestationPredicates[a.predicate]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := append([]string{"attest", "--key", a.key + ".key", "--type", a.kind, "--predicate", pred, "--tlog-upload=false", "-y"}, registryFlags...)
+		if a.bundle {
+			args = append(args, "--new-bundle-format")
+		}
+		must(append(args, digestOf(t, host+"/"+a.image))...)
+	}
+	moveSignature(t, host, "app:ecdsa-tag", "app:moved", ".sig")
+	moveSignature(t, host, "app:ecdsa-tag", "app:moved-att", ".att")
 	// cosign verify needs a trusted root even for keys; one with no
 	// authority holds nothing a key-signed image could lean on.
 	root := filepath.Join(work, "trusted_root.json")
@@ -137,6 +201,35 @@ func TestRecordCosign(t *testing.T) {
 					v.Output = lastLine(out)
 				}
 				verdicts = append(verdicts, v)
+			}
+		}
+	}
+	policy := filepath.Join(work, "builder.rego")
+	if err := os.WriteFile(policy, []byte(builderPolicy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var attested []attestationVerdict
+	for _, img := range append(imagesOf(signings), unsigned...) {
+		for _, key := range []string{"ecdsa", "rsa", "stranger"} {
+			for _, kind := range []string{"slsaprovenance1", "vuln"} {
+				for _, bundle := range []bool{false, true} {
+					for _, withPolicy := range []bool{false, true} {
+						if withPolicy && kind != "slsaprovenance1" {
+							continue
+						}
+						args := append([]string{"verify-attestation", "--key", key + ".pub", "--type", kind, "--trusted-root", root,
+							"--insecure-ignore-tlog", fmt.Sprintf("--new-bundle-format=%t", bundle)}, registryFlags...)
+						if withPolicy {
+							args = append(args, "--policy", policy)
+						}
+						out, err := run(append(args, digestOf(t, host+"/"+img))...)
+						v := attestationVerdict{Image: img, Key: key, Bundle: bundle, Type: kind, Policy: withPolicy, Verified: err == nil}
+						if err != nil {
+							v.Output = lastLine(out)
+						}
+						attested = append(attested, v)
+					}
+				}
 			}
 		}
 	}
@@ -160,6 +253,13 @@ func TestRecordCosign(t *testing.T) {
 	}
 	_ = json.Unmarshal([]byte(version), &info)
 	if err := os.WriteFile(filepath.Join(recordDir, "verdicts.json"), append(out, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = json.MarshalIndent(attested, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(recordDir, "attestations.json"), append(out, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(recordDir, "COSIGN_VERSION"), []byte(info.GitVersion+"\n"), 0o644); err != nil {
@@ -226,9 +326,10 @@ func digestOf(t *testing.T, ref string) string {
 	return r.Context().Digest(desc.Digest.String()).String()
 }
 
-// moveSignature copies from's signature tag to to's: a valid signature
-// of another digest, as an attacker who can push tags could place it.
-func moveSignature(t *testing.T, host, from, to string) {
+// moveSignature copies from's signature (suffix .sig) or attestation
+// (.att) tag to to's: valid for another digest, as an attacker who can
+// push tags could place it.
+func moveSignature(t *testing.T, host, from, to, suffix string) {
 	t.Helper()
 	src, err := name.ParseReference(digestOf(t, host+"/"+from), name.Insecure)
 	if err != nil {
@@ -240,11 +341,11 @@ func moveSignature(t *testing.T, host, from, to string) {
 	}
 	sh, _ := v1.NewHash(src.Identifier())
 	dh, _ := v1.NewHash(dst.Identifier())
-	sig, err := remote.Image(src.Context().Tag(tagOf(sh)))
+	sig, err := remote.Image(src.Context().Tag(tagOf(sh, suffix)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := remote.Write(dst.Context().Tag(tagOf(dh)), sig); err != nil {
+	if err := remote.Write(dst.Context().Tag(tagOf(dh, suffix)), sig); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -89,48 +89,58 @@ func (r *registry) resolve(ctx context.Context, ref name.Reference) (name.Digest
 	return ref.Context().Digest(desc.Digest.String()), nil
 }
 
-// signatures are the signatures the registry holds for d: the layers of
-// its signature tag and its Sigstore bundle referrers (the referrers API,
-// or its tag schema where the registry has no such API).
-func (r *registry) signatures(ctx context.Context, d name.Digest) ([]signed, error) {
+// signatures are the signatures (and, when asked, the attestations) the
+// registry holds for d. As cosign verify has it, an image with Sigstore
+// bundle referrers (the referrers API, or its tag schema) is judged by
+// them alone; an image without, by its signature tag (sha256-….sig) and
+// attestation tag (….att).
+func (r *registry) signatures(ctx context.Context, d name.Digest, attestations bool) ([]signed, error) {
 	h, err := v1.NewHash(d.DigestStr())
 	if err != nil {
 		return nil, fmt.Errorf("digest %s: %w", d.DigestStr(), err)
 	}
-	tagged, err := r.tagSignatures(ctx, d.Context().Tag(tagOf(h)))
-	if err != nil {
-		return nil, err
-	}
 	referred, err := r.bundles(ctx, d)
-	if err != nil {
-		return nil, err
+	if err != nil || len(referred) > 0 {
+		return referred, err
 	}
-	return append(tagged, referred...), nil
+	out, err := r.tagLayers(ctx, d.Context().Tag(tagOf(h, ".sig")))
+	if err != nil || !attestations {
+		return out, err
+	}
+	atts, err := r.tagLayers(ctx, d.Context().Tag(tagOf(h, ".att")))
+	return append(out, atts...), err
 }
 
-func (r *registry) tagSignatures(ctx context.Context, tag name.Tag) ([]signed, error) {
+// tagLayers reads a signature or attestation tag: its simple-signing
+// layers and DSSE envelope layers.
+func (r *registry) tagLayers(ctx context.Context, tag name.Tag) ([]signed, error) {
 	img, err := remote.Image(tag, r.with(ctx)...)
 	if notFound(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading signatures %s: %w", tag, err)
+		return nil, fmt.Errorf("reading %s: %w", tag, err)
 	}
 	m, err := img.Manifest()
 	if err != nil {
-		return nil, fmt.Errorf("reading signatures %s: %w", tag, err)
+		return nil, fmt.Errorf("reading %s: %w", tag, err)
 	}
 	var out []signed
 	for i, l := range m.Layers {
-		if l.MediaType != simpleSigningType {
+		if l.MediaType != simpleSigningType && l.MediaType != envelopeType {
 			continue
 		}
-		payload, err := blob(img, l.Digest)
+		raw, err := blob(img, l.Digest)
 		if err != nil {
-			return nil, fmt.Errorf("reading signature %s layer %d: %w", tag, i, err)
+			return nil, fmt.Errorf("reading %s layer %d: %w", tag, i, err)
 		}
-		out = append(out, signed{where: fmt.Sprintf("tag %s layer %d", tag.TagStr(), i),
-			simple: &simpleSignature{payload: payload, signature: l.Annotations[signatureAnnotation]}})
+		s := signed{where: fmt.Sprintf("tag %s layer %d", tag.TagStr(), i)}
+		if l.MediaType == envelopeType {
+			s.envelope = raw
+		} else {
+			s.simple = &simpleSignature{payload: raw, signature: l.Annotations[signatureAnnotation]}
+		}
+		out = append(out, s)
 	}
 	return out, nil
 }

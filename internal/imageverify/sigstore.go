@@ -2,6 +2,7 @@ package imageverify
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -27,16 +28,28 @@ const (
 	// signPredicateType is the in-toto predicate of cosign's signature of
 	// an image in a bundle (cosign's types.CosignSignPredicateType).
 	signPredicateType = "https://sigstore.dev/cosign/sign/v1"
+	// envelopeType is an attestation tag's layer: a DSSE envelope.
+	envelopeType = "application/vnd.dsse.envelope.v1+json"
 )
 
-// signed is one signature the registry holds for an image digest.
+// errNotSignature: an attestation, where a signature was looked for.
+var errNotSignature = errors.New("an attestation, not a signature")
+
+// errNotAttestation: a signature, where an attestation was looked for.
+var errNotAttestation = errors.New("a signature, not an attestation")
+
+// signed is one signature or attestation the registry holds for an image
+// digest.
 type signed struct {
 	// where says where it was found, for reasons: "tag sha256-….sig
 	// layer 0" or "referrer sha256:…".
 	where string
-	// Exactly one of the two forms.
-	simple *simpleSignature
-	bundle *bundle.Bundle
+	// Exactly one of the three forms: a signature tag's layer, an
+	// attestation tag's layer (a DSSE envelope), a Sigstore bundle (a
+	// signature or an attestation, by its predicate type).
+	simple   *simpleSignature
+	envelope []byte
+	bundle   *bundle.Bundle
 }
 
 // simpleSignature is a layer of a signature tag: the payload and its
@@ -56,16 +69,35 @@ type simplePayload struct {
 	} `json:"critical"`
 }
 
-// verifyWith checks that the signature is a's, over digest. The error
+// signatureBy checks that this is a signature by a of digest. The error
 // says why not, in words a user can act on.
-func (s signed) verifyWith(a Attestor, digest v1.Hash) error {
+func (s signed) signatureBy(a Attestor, digest v1.Hash) error {
 	switch {
 	case s.simple != nil:
 		return s.simple.verifyWith(a, digest)
 	case s.bundle != nil:
+		st, err := verifyBundle(s.bundle, a, digest)
+		if err != nil {
+			return err
+		}
+		if st.PredicateType != signPredicateType {
+			return fmt.Errorf("%w (predicate type %s)", errNotSignature, st.PredicateType)
+		}
+		return nil
+	}
+	return errNotSignature
+}
+
+// statementBy is the in-toto statement about digest this attestation
+// holds, once its signature by a is verified.
+func (s signed) statementBy(ctx context.Context, a Attestor, digest v1.Hash) (*statement, error) {
+	switch {
+	case s.envelope != nil:
+		return verifyEnvelope(ctx, s.envelope, a, digest)
+	case s.bundle != nil:
 		return verifyBundle(s.bundle, a, digest)
 	}
-	return errors.New("empty signature")
+	return nil, errNotAttestation
 }
 
 // verifyWith is what cosign verify does with a tag signature and a key
@@ -90,34 +122,31 @@ func (s *simpleSignature) verifyWith(a Attestor, digest v1.Hash) error {
 }
 
 // verifyBundle checks a bundle with sigstore-go: a signature by a's key
-// (no timestamps required, as for any key), an in-toto statement whose
-// subject is the image digest, of cosign's signature predicate.
-func verifyBundle(b *bundle.Bundle, a Attestor, digest v1.Hash) error {
+// (no timestamps required, as for any key) of an in-toto statement whose
+// subject is the image digest. It returns the statement.
+func verifyBundle(b *bundle.Bundle, a Attestor, digest v1.Hash) (*statement, error) {
 	key := root.NewExpiringKey(a.verifier, time.Time{}, time.Time{})
 	material := root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) { return key, nil })
 	v, err := verify.NewVerifier(material, verify.WithNoObserverTimestamps())
 	if err != nil {
-		return fmt.Errorf("preparing the verifier: %w", err)
+		return nil, fmt.Errorf("preparing the verifier: %w", err)
 	}
 	sum, err := hex.DecodeString(digest.Hex)
 	if err != nil {
-		return fmt.Errorf("the image digest %s: %w", digest, err)
+		return nil, fmt.Errorf("the image digest %s: %w", digest, err)
 	}
-	res, err := v.Verify(b, verify.NewPolicy(verify.WithArtifactDigest(digest.Algorithm, sum), verify.WithKey()))
-	if err != nil {
-		return fmt.Errorf("the bundle does not verify: %w", err)
+	if _, err := v.Verify(b, verify.NewPolicy(verify.WithArtifactDigest(digest.Algorithm, sum), verify.WithKey())); err != nil {
+		return nil, fmt.Errorf("the bundle does not verify: %w", err)
 	}
-	if res.Statement == nil || res.Statement.GetPredicateType() != signPredicateType {
-		got := "none"
-		if res.Statement != nil {
-			got = res.Statement.GetPredicateType()
-		}
-		return fmt.Errorf("the bundle is not a signature of the image (predicate type %s, want %s)", got, signPredicateType)
+	env := b.GetDsseEnvelope()
+	if env == nil {
+		return nil, errors.New("the bundle holds no in-toto statement")
 	}
-	return nil
+	return parseStatement(env.GetPayload())
 }
 
-// tagOf is the tag cosign gives an image's signatures: sha256-<hex>.sig.
-func tagOf(digest v1.Hash) string {
-	return strings.ReplaceAll(digest.String(), ":", "-") + ".sig"
+// tagOf is the tag cosign gives an image's signatures (suffix .sig) or
+// attestations (.att): sha256-<hex><suffix>.
+func tagOf(digest v1.Hash, suffix string) string {
+	return strings.ReplaceAll(digest.String(), ":", "-") + suffix
 }

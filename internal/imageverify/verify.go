@@ -2,7 +2,9 @@ package imageverify
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -76,11 +78,16 @@ func New(opts Options) *Verifier {
 }
 
 // Requirement is what an image must have: a signature by one of the
-// attestors. ID names the requirement in the cache; two requirements with
-// the same ID must be the same (a policy's name and its content's hash).
+// attestors, and each attestation, signed by one of them. ID names the
+// requirement in the cache; two requirements with the same ID must be the
+// same (a policy's name and its content's hash).
 type Requirement struct {
 	ID        string
 	Attestors []Attestor
+	// NoSignature: the attestations alone are required (an attestation
+	// is signed too, over a statement naming the image's digest).
+	NoSignature  bool
+	Attestations []Attestation
 }
 
 // Outcome is what a verification found.
@@ -169,32 +176,110 @@ func (v *Verifier) digest(ctx context.Context, ref name.Reference) (string, erro
 	return d.DigestStr(), nil
 }
 
-// check fetches d's signatures and tries each attestor on each.
+// check fetches d's signatures and attestations and tries each attestor
+// on each.
 func (v *Verifier) check(ctx context.Context, d name.Digest, r Requirement) Outcome {
 	h, err := v1.NewHash(d.DigestStr())
 	if err != nil {
 		return Outcome{Reason: err.Error()}
 	}
+	if r.NoSignature && len(r.Attestations) == 0 {
+		return Outcome{Err: errors.New("the requirement asks for neither a signature nor an attestation")}
+	}
 	start := time.Now()
-	sigs, err := v.registry.signatures(ctx, d)
+	sigs, err := v.registry.signatures(ctx, d, len(r.Attestations) > 0)
 	v.opts.Observer.RegistryCall("signatures", time.Since(start), err)
 	if err != nil {
 		return Outcome{Err: err}
 	}
+	if len(sigs) == 0 && len(r.Attestations) > 0 {
+		return Outcome{Reason: "no signature or attestation found (no signature tag, attestation tag or Sigstore bundle)"}
+	}
 	if len(sigs) == 0 {
 		return Outcome{Reason: "no signature found (neither a signature tag nor a Sigstore bundle)"}
 	}
-	var why []string
-	for _, a := range r.Attestors {
-		for _, s := range sigs {
-			err := s.verifyWith(a, h)
-			if err == nil {
-				return Outcome{Verified: true, Attestor: a.Name}
-			}
-			why = append(why, fmt.Sprintf("%s: %v", s.where, err))
+	out := Outcome{Verified: true}
+	if !r.NoSignature {
+		by, why := signatureOf(sigs, r.Attestors, h)
+		if by == "" {
+			return Outcome{Reason: fmt.Sprintf("no signature verified by %s (%s)", attestorNames(r.Attestors), why)}
+		}
+		out.Attestor = by
+	}
+	for _, att := range r.Attestations {
+		by, why := attested(ctx, sigs, r.Attestors, att, h)
+		if by == "" {
+			return Outcome{Reason: fmt.Sprintf("attestation %s: %s", att.Name, why)}
+		}
+		if out.Attestor == "" {
+			out.Attestor = by
 		}
 	}
-	return Outcome{Reason: fmt.Sprintf("no signature verified by %s (%s)", attestorNames(r.Attestors), strings.Join(why, "; "))}
+	return out
+}
+
+// signatureOf is the first attestor whose signature is among sigs, or
+// "" and why none verified.
+func signatureOf(sigs []signed, attestors []Attestor, h v1.Hash) (string, string) {
+	var why []string
+	for _, a := range attestors {
+		for _, s := range sigs {
+			err := s.signatureBy(a, h)
+			if err == nil {
+				return a.Name, ""
+			}
+			if !errors.Is(err, errNotSignature) {
+				why = append(why, fmt.Sprintf("%s: %v", s.where, err))
+			}
+		}
+	}
+	if len(why) == 0 {
+		return "", "the image has attestations only"
+	}
+	return "", strings.Join(why, "; ")
+}
+
+// attested is an attestor that signed a statement of att's predicate type
+// about the image, or "" and why none did. As cosign verify-attestation
+// has it, every verified statement of that type must meet the conditions,
+// and at least one must exist.
+func attested(ctx context.Context, sigs []signed, attestors []Attestor, att Attestation, h v1.Hash) (string, string) {
+	var why, types []string
+	by := ""
+	for _, s := range sigs {
+		for _, a := range attestors {
+			st, err := s.statementBy(ctx, a, h)
+			if errors.Is(err, errNotAttestation) {
+				break
+			}
+			if err != nil {
+				why = append(why, fmt.Sprintf("%s by %s: %v", s.where, a.Name, err))
+				continue
+			}
+			if st.PredicateType != att.PredicateType {
+				types = append(types, st.PredicateType)
+				break
+			}
+			if failed := att.failed(st.Predicate); failed != "" {
+				return "", fmt.Sprintf("the %s attestation at %s, signed by %s: %s", att.PredicateType, s.where, a.Name, failed)
+			}
+			if by == "" {
+				by = a.Name
+			}
+			break
+		}
+	}
+	if by != "" {
+		return by, ""
+	}
+	msg := fmt.Sprintf("no %s attestation verified by %s", att.PredicateType, attestorNames(attestors))
+	if len(types) > 0 {
+		msg += fmt.Sprintf(" (found only %s)", strings.Join(slices.Compact(slices.Sorted(slices.Values(types))), ", "))
+	}
+	if len(why) > 0 {
+		msg += " (" + strings.Join(why, "; ") + ")"
+	}
+	return "", msg
 }
 
 func attestorNames(as []Attestor) string {

@@ -164,3 +164,130 @@ func TestObserver(t *testing.T) {
 		t.Errorf("registry calls %q, want %q", got, want)
 	}
 }
+
+// predicateTypes are the URIs of cosign's --type names used in the
+// recording (cosign's options.PredicateTypeMap).
+var predicateTypes = map[string]string{
+	"slsaprovenance1": "https://slsa.dev/provenance/v1",
+	"vuln":            "https://cosign.sigstore.dev/attestation/vuln/v1",
+}
+
+// TestCosignAttestationVerdicts decides every image, key and predicate
+// type cosign verify-attestation was asked about, with and without the
+// builder policy (builderPolicy in Rego for cosign, attestationCondition
+// in CEL here), and must give cosign's answer in its default mode.
+func TestCosignAttestationVerdicts(t *testing.T) {
+	host := imageverifytest.Serve(t)
+	b, err := imageverifytest.Recording.ReadFile("cosign/attestations.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var verdicts []attestationVerdict
+	if err := json.Unmarshal(b, &verdicts); err != nil {
+		t.Fatal(err)
+	}
+	v := New(Options{Registries: Registries{Insecure: []string{host}}})
+	compared, verified, refusedByPolicy := 0, 0, 0
+	for _, c := range verdicts {
+		if c.Bundle {
+			continue // cosign's --new-bundle-format reads bundles only
+		}
+		var conds []Condition
+		if c.Policy {
+			conds = []Condition{{Expression: attestationCondition}}
+		}
+		att, err := NewAttestation("provenance", predicateTypes[c.Type], conds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := Requirement{ID: fmt.Sprintf("%s/%s/%t", c.Key, c.Type, c.Policy), Attestors: []Attestor{recordedKey(t, c.Key)},
+			NoSignature: true, Attestations: []Attestation{att}}
+		o := v.Verify(context.Background(), host+"/"+c.Image, r)
+		compared++
+		if o.Err != nil {
+			t.Errorf("%s with %s: %v", c.Image, c.Key, o.Err)
+			continue
+		}
+		if o.Verified != c.Verified {
+			t.Errorf("%s with key %s, type %s, policy %t: verified %t, cosign %t (%s); tollgate: %s",
+				c.Image, c.Key, c.Type, c.Policy, o.Verified, c.Verified, c.Output, o.Reason)
+		}
+		if o.Verified {
+			verified++
+		}
+		if c.Policy && !c.Verified && strings.Contains(c.Output, "validation errors") {
+			refusedByPolicy++
+		}
+	}
+	if compared < 50 || verified < 5 || refusedByPolicy < 1 {
+		t.Fatalf("compared %d cases, %d verified, %d refused by the policy: the recording is too small", compared, verified, refusedByPolicy)
+	}
+}
+
+// TestAttestationReasons: a signature and a provenance attestation from
+// the CI builder, and what a user reads when either is missing or wrong.
+func TestAttestationReasons(t *testing.T) {
+	host := imageverifytest.Serve(t)
+	v := New(Options{Registries: Registries{Insecure: []string{host}}})
+	provenance := func(t *testing.T, conds ...Condition) Attestation {
+		a, err := NewAttestation("provenance", predicateTypes["slsaprovenance1"], conds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	fromCI := Condition{Expression: attestationCondition, Message: "not built by the CI builder"}
+	for _, tc := range []struct {
+		name, image string
+		key         string
+		noSignature bool
+		conds       []Condition
+		want        string // in Reason; "" for verified
+	}{
+		{name: "signed and attested", image: "app:ecdsa-tag", key: "ecdsa", conds: []Condition{fromCI}},
+		{name: "in bundles", image: "app:ecdsa-bundle", key: "ecdsa", conds: []Condition{fromCI}},
+		{name: "bundles judge an image that has both", image: "other:both", key: "ecdsa", conds: []Condition{fromCI}},
+		{name: "attested, not signed", image: "app:attested-only", key: "ecdsa", want: "no signature verified by attestor ecdsa (the image has attestations only)"},
+		{name: "attestations alone", image: "app:attested-only", key: "ecdsa", noSignature: true, conds: []Condition{fromCI}},
+		{name: "another builder", image: "app:rsa-bundle", key: "rsa", want: "attestation provenance: the https://slsa.dev/provenance/v1 attestation at referrer sha256:",
+			conds: []Condition{fromCI}},
+		{name: "the message said", image: "app:rsa-bundle", key: "rsa", want: "signed by rsa: not built by the CI builder", conds: []Condition{fromCI}},
+		{name: "no such field", image: "app:ecdsa-tag", key: "ecdsa", want: `the condition "predicate.noSuchField == 1" could not be evaluated on the predicate: no such key: noSuchField`,
+			conds: []Condition{{Expression: "predicate.noSuchField == 1"}}},
+		{name: "condition without message", image: "app:ecdsa-tag", key: "ecdsa", want: "the predicate does not meet predicate.runDetails.builder.id == ''",
+			conds: []Condition{{Expression: "predicate.runDetails.builder.id == ''"}}},
+		{name: "the wrong predicate type", image: "app:rsa-tag", key: "rsa",
+			want: "no https://slsa.dev/provenance/v1 attestation verified by attestor rsa (found only https://cosign.sigstore.dev/attestation/vuln/v1)"},
+		{name: "the wrong key", image: "app:ecdsa-tag", key: "rsa", noSignature: true, want: "the envelope does not verify with the key"},
+		{name: "another image's attestation", image: "app:moved-att", key: "ecdsa", noSignature: true, want: "the statement is not about sha256:"},
+		{name: "nothing signed", image: "app:unsigned", key: "ecdsa", noSignature: true, want: "no signature or attestation found"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Requirement{ID: tc.name, Attestors: []Attestor{recordedKey(t, tc.key)}, NoSignature: tc.noSignature,
+				Attestations: []Attestation{provenance(t, tc.conds...)}}
+			o := v.Verify(context.Background(), host+"/"+tc.image, r)
+			switch {
+			case o.Err != nil:
+				t.Fatalf("error %v", o.Err)
+			case tc.want == "" && (!o.Verified || o.Attestor != tc.key):
+				t.Fatalf("got %+v, want verified by %s", o, tc.key)
+			case tc.want != "" && (o.Verified || !strings.Contains(o.Reason, tc.want)):
+				t.Fatalf("got %+v, want a reason containing %q", o, tc.want)
+			}
+		})
+	}
+}
+
+func TestNewAttestationRefuses(t *testing.T) {
+	for expr, want := range map[string]string{
+		"predicate.":      "Syntax error",
+		"'a'":             "must be a bool, not string",
+		"undeclared == 1": "undeclared reference to 'undeclared'",
+		"size(predicate)": "must be a bool, not int",
+	} {
+		_, err := NewAttestation("a", "https://slsa.dev/provenance/v1", []Condition{{Expression: expr}})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error containing %q", expr, err, want)
+		}
+	}
+}
