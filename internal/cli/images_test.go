@@ -117,3 +117,49 @@ func TestVerifyImagesRegistryDown(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// TestVerifyImagesAttestationsCheck: tollgate check with a policy that
+// needs only a SLSA provenance attestation from the CI builder: images
+// attested so pass, in either form and signed or not; others fail,
+// saying which attestation is missing.
+func TestVerifyImagesAttestationsCheck(t *testing.T) {
+	host := imageverifytest.Serve(t)
+	dir := t.TempDir()
+	policy := strings.Replace(imageverifytest.Policy(t, "", "", host+"/*"), "  verifyImages:\n", `  verifyImages:
+    signature: Ignore
+    attestations:
+    - name: provenance
+      predicateType: https://slsa.dev/provenance/v1
+      conditions:
+      - expression: predicate.runDetails.builder.id == "https://ci.example.com/builder"
+        message: the image was not built by the CI builder
+`, 1)
+	policies := write(t, dir, "policies.yaml", policy)
+	var pods []string
+	for _, image := range []string{"app:ecdsa-tag", "app:attested-only", "other:both", "app:rsa-bundle", "app:unsigned"} {
+		name := strings.NewReplacer("app:", "", ":", "-").Replace(image)
+		pods = append(pods, fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: shop}\nspec:\n  containers: [{name: app, image: %s/%s}]\n", name, host, image))
+	}
+	manifests := write(t, dir, "pods.yaml", strings.Join(pods, "---\n"))
+	code, out, errs := run("check", "-c", policies, "-f", manifests)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", code, out, errs)
+	}
+	out = strings.ReplaceAll(out, host, "HOST")
+	for _, want := range []string{
+		`pod "rsa-bundle" violates policy signed-images: image HOST/app:rsa-bundle (spec.containers[0].image): attestation provenance: no https://slsa.dev/provenance/v1 attestation verified by attestor ci`,
+		`pod "unsigned" violates policy signed-images: image HOST/app:unsigned (spec.containers[0].image): no signature or attestation found`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, passed := range []string{"ecdsa-tag", "attested-only", "other-both"} {
+		if strings.Contains(out, `pod "`+passed+`" violates`) {
+			t.Errorf("pod %s refused:\n%s", passed, out)
+		}
+	}
+	if got := strings.Count(out, "violates policy"); got != 2 {
+		t.Errorf("%d violations, want 2:\n%s", got, out)
+	}
+}

@@ -46,6 +46,32 @@ func TestVerifyImagesLoads(t *testing.T) {
 	}
 }
 
+// TestVerifyImagesAttestations: attestations and signature: Ignore reach
+// the requirement, and another condition is another cache ID.
+func TestVerifyImagesAttestations(t *testing.T) {
+	doc := func(builder string) string {
+		return imagesDoc("    images: [\"*\"]\n    signature: Ignore\n    attestations:\n    - name: provenance\n" +
+			"      predicateType: https://slsa.dev/provenance/v1\n      conditions:\n" +
+			"      - {expression: \"predicate.runDetails.builder.id == '" + builder + "'\", message: not built by CI}\n" +
+			attestor("      transparencyLog: Ignore\n"))
+	}
+	ps, err := Parse("p.yaml", []byte(doc("https://ci.example.com/builder")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ps[0].ImageCheck().Requirement()
+	if !r.NoSignature || len(r.Attestations) != 1 || r.Attestations[0].Name != "provenance" || r.Attestations[0].PredicateType != "https://slsa.dev/provenance/v1" {
+		t.Fatalf("requirement %+v", r)
+	}
+	other, err := Parse("p.yaml", []byte(doc("https://laptop.example.com/")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other[0].ImageCheck().Requirement().ID == r.ID {
+		t.Errorf("two conditions share the cache ID %s", r.ID)
+	}
+}
+
 func TestVerifyImagesRejects(t *testing.T) {
 	ignore := "      transparencyLog: Ignore\n"
 	images := "    images: [\"registry.example.com/*\"]\n"
@@ -63,6 +89,16 @@ func TestVerifyImagesRejects(t *testing.T) {
 		{"bad action", imagesDoc(images + "    action: Block\n" + attestor(ignore)), []string{`spec.verifyImages.action: Unsupported value: "Block"`}},
 		{"with validate", strings.Replace(imagesDoc(images+attestor(ignore)), "  verifyImages:", "  validate: {labels: [{key: a}]}\n  verifyImages:", 1), []string{"a policy has exactly one action"}},
 		{"unknown field", imagesDoc(images + "    mutateDigest: true\n" + attestor(ignore)), []string{`unknown field "spec.verifyImages.mutateDigest"`}},
+		{"signature ignored, nothing attested", imagesDoc(images + "    signature: Ignore\n" + attestor(ignore)), []string{"spec.verifyImages.attestations: Required value", "with signature: Ignore"}},
+		{"unknown signature rule", imagesDoc(images + "    signature: Optional\n" + attestor(ignore)), []string{`spec.verifyImages.signature: Unsupported value: "Optional"`}},
+		{"predicate type by cosign's name", imagesDoc(images + "    attestations: [{name: prov, predicateType: slsaprovenance1}]\n" + attestor(ignore)),
+			[]string{`spec.verifyImages.attestations[0].predicateType: Invalid value: "slsaprovenance1"`, "https://slsa.dev/provenance/v1 for cosign's --type slsaprovenance1"}},
+		{"attestations with one name", imagesDoc(images + "    attestations: [{name: prov, predicateType: \"https://slsa.dev/provenance/v1\"}, {name: prov, predicateType: \"https://spdx.dev/Document\"}]\n" + attestor(ignore)),
+			[]string{`spec.verifyImages.attestations[1].name: Duplicate value: "prov"`}},
+		{"condition that does not compile", imagesDoc(images + "    attestations: [{name: prov, predicateType: \"https://slsa.dev/provenance/v1\", conditions: [{expression: \"predicate.a ==\"}]}]\n" + attestor(ignore)),
+			[]string{"spec.verifyImages.attestations[0].conditions[0].expression: Invalid value", "Syntax error"}},
+		{"condition that is not a bool", imagesDoc(images + "    attestations: [{name: prov, predicateType: \"https://slsa.dev/provenance/v1\", conditions: [{expression: \"'yes'\"}]}]\n" + attestor(ignore)),
+			[]string{"spec.verifyImages.attestations[0].conditions[0].expression: Invalid value", "must be a bool, not string"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("p.yaml", []byte(tc.doc))

@@ -25,15 +25,29 @@ import (
 // signed by the policy's key (a signature tag, or a Sigstore bundle) is
 // admitted, and a Deployment by its Pod template; an unsigned image, one
 // signed by another key and one carrying another image's signature are
-// denied, each naming the image, its field and why.
+// denied, each naming the image, its field and why. In another namespace
+// a policy needs only a provenance attestation from the CI builder: an
+// image attested so and never signed is admitted, one without is denied.
 func TestVerifyImages(t *testing.T) {
 	c := context.Background()
-	const ns = "img-shop"
-	if err := framework.EnsureNamespace(c, cluster.client, ns, nil); err != nil {
-		t.Fatal(err)
+	const ns, attestNS = "img-shop", "img-attest"
+	for _, n := range []string{ns, attestNS} {
+		if err := framework.EnsureNamespace(c, cluster.client, n, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	host := imageverifytest.Serve(t)
 	docs := imageverifytest.Policy(t, "    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: "+ns+"}}\n", "", host+"/app*")
+	attested := imageverifytest.Policy(t, "    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: "+attestNS+"}}\n", "", host+"/app*")
+	attested = strings.NewReplacer("name: signed-images", "name: attested-images", "  verifyImages:\n", `  verifyImages:
+    signature: Ignore
+    attestations:
+    - name: provenance
+      predicateType: https://slsa.dev/provenance/v1
+      conditions:
+      - expression: predicate.runDetails.builder.id == "https://ci.example.com/builder"
+`).Replace(attested)
+	docs += "---\n" + attested
 	pod := func(name, image string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"environment": "dev"}},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: image}}}}
@@ -77,6 +91,22 @@ func TestVerifyImages(t *testing.T) {
 			}
 			if tc.denial != "" && (a.code != 403 || !strings.Contains(a.raw, prefix)) {
 				t.Errorf("code %d, %q: want 403 from tollgate's webhook", a.code, a.raw)
+			}
+		})
+	}
+	framework.WaitFor(t, 30*time.Second, "the attestation policy's webhook in effect", func() bool {
+		return strings.Contains(createIn(c, t, client, w, attestNS, pod("probe", host+"/app:unsigned")).raw, "attested-images.validate.tollgate.dev")
+	})
+	for _, tc := range []struct {
+		name, image, denial string
+	}{
+		{"attested, never signed", "app:attested-only", ""},
+		{"no provenance", "app:rsa-tag", `pod "p" violates policy attested-images: image ` + host + `/app:rsa-tag (spec.containers[0].image): attestation provenance: no https://slsa.dev/provenance/v1 attestation verified by attestor ci`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := createIn(c, t, client, w, attestNS, pod("p", host+"/"+tc.image))
+			if a.allowed != (tc.denial == "") || !strings.Contains(a.message, tc.denial) {
+				t.Fatalf("allowed %v, %q; want denial containing %q", a.allowed, a.raw, tc.denial)
 			}
 		})
 	}
