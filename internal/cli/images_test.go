@@ -125,15 +125,7 @@ func TestVerifyImagesRegistryDown(t *testing.T) {
 func TestVerifyImagesAttestationsCheck(t *testing.T) {
 	host := imageverifytest.Serve(t)
 	dir := t.TempDir()
-	policy := strings.Replace(imageverifytest.Policy(t, "", "", host+"/*"), "  verifyImages:\n", `  verifyImages:
-    signature: Ignore
-    attestations:
-    - name: provenance
-      predicateType: https://slsa.dev/provenance/v1
-      conditions:
-      - expression: predicate.runDetails.builder.id == "https://ci.example.com/builder"
-        message: the image was not built by the CI builder
-`, 1)
+	policy := imageverifytest.WithProvenance(imageverifytest.Policy(t, "", "", host+"/*"))
 	policies := write(t, dir, "policies.yaml", policy)
 	var pods []string
 	for _, image := range []string{"app:ecdsa-tag", "app:attested-only", "other:both", "app:rsa-bundle", "app:unsigned"} {

@@ -56,7 +56,7 @@ func (e *Engine) validateGatekeeper(ctx context.Context, g *policy.Group, req *a
 		}
 		if v.Err != nil {
 			// Gatekeeper's webhook is failurePolicy Ignore: allowed, and said.
-			results = append(results, Result{Policy: p.Name(), Outcome: Error, Message: "could not be evaluated (failurePolicy Ignore): " + v.Err.Error(), Origin: p.Origin()})
+			results = append(results, Result{Policy: p.Name(), Outcome: Error, Message: ignoredError(v.Err.Error()), Origin: p.Origin()})
 			continue
 		}
 		kept = append(kept, v)

@@ -26,7 +26,8 @@ const defaultImageBudget = 4 * time.Second
 var errNoVerifier = errors.New("image verification needs registry access, which this command was not given")
 
 // verifyImages runs a group of verifyImages policies: every image a policy
-// selects must carry a signature by one of its attestors. On UPDATE only
+// selects must carry a signature by one of its attestors, and the
+// attestations it names. On UPDATE only
 // images the old object did not have are checked, as Kyverno does: an
 // image already admitted is the background audit's.
 func (e *Engine) verifyImages(ctx context.Context, g *policy.Group, req *admission.Request) Evaluation {
@@ -37,21 +38,15 @@ func (e *Engine) verifyImages(ctx context.Context, g *policy.Group, req *admissi
 	if len(req.Object()) == 0 {
 		return notApplicableAll(g, "image verification applies to objects being created or updated")
 	}
-	images, err := imageverify.Images(req.Object())
+	policies, results, exempt := e.matching(g, req, in.labels, in.oldLabels)
+	if len(policies) == 0 {
+		var a answers
+		return a.evaluation(results)
+	}
+	images, before, err := imagesOf(req)
 	if err != nil {
 		return errorAll(g, admission.BadRequest(err))
 	}
-	before := sets.New[string]()
-	if len(req.OldObject()) > 0 {
-		old, err := imageverify.Images(req.OldObject())
-		if err != nil {
-			return errorAll(g, admission.BadRequest(err))
-		}
-		for _, i := range old {
-			before.Insert(i.Ref)
-		}
-	}
-	policies, results, exempt := e.matching(g, req, in.labels, in.oldLabels)
 	ns := e.namespace(req.Namespace)
 	subject := labelrule.Subject{Kind: req.Kind.Kind, Name: firstNonEmpty(in.meta.Name, req.Name), GenerateName: in.meta.GenerateName}
 	budget := e.imageBudget
@@ -60,8 +55,7 @@ func (e *Engine) verifyImages(ctx context.Context, g *policy.Group, req *admissi
 	}
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	var denials, warnings []string
-	audit := map[string]string{}
+	var a answers
 	for _, p := range policies {
 		unmet, err := e.conditions(ctx, p, req, in, req.Object(), false, ns)
 		if unmet != "" {
@@ -79,47 +73,40 @@ func (e *Engine) verifyImages(ctx context.Context, g *policy.Group, req *admissi
 			results = append(results, notApplicable(p.Name(), "no image the policy checks (spec.verifyImages.images)"+changedOnly(before)))
 			continue
 		}
-		var problems []string
-		var verified []string
+		var problems, verified []string
 		if err == nil {
 			problems, verified, err = e.verifyAll(ctx, check.Requirement(), selected)
 		}
-		r := Result{Policy: p.Name(), Outcome: Pass}
+		r := Result{Policy: p.Name(), Outcome: Pass, Message: "verified: " + strings.Join(verified, ", ")}
 		switch {
-		case err != nil && p.Spec.FailurePolicy == policy.Ignore:
-			r.Outcome, r.Message = Error, fmt.Sprintf("could not be evaluated (failurePolicy Ignore): %v", err)
 		case err != nil:
-			r.Outcome, r.Message = Fail, fmt.Sprintf("%s: policy %s could not be evaluated: %v", subject, p.Name(), err)
-			denials = append(denials, r.Message)
+			r = a.undecided(p, subject, err)
 		case len(problems) > 0:
-			msg := labelrule.Explain(subject, p.Name(), problems)
-			switch p.Spec.VerifyImages.Action {
-			case policy.Warn:
-				r.Outcome, r.Message = Warn, msg
-				warnings = append(warnings, p.Name()+": "+strings.Join(problems, "; "))
-			case policy.Audit:
-				r.Outcome, r.Message = Warn, "audit: "+msg
-				audit[auditKey(p.Name())] = msg
-			default:
-				r.Outcome, r.Message = Fail, msg
-				denials = append(denials, msg)
-			}
-		default:
-			r.Message = "verified: " + strings.Join(verified, ", ")
+			r = a.violated(p, p.Spec.VerifyImages.Action, subject, problems, http.StatusForbidden)
 		}
 		results = append(results, exempt[p].apply(r))
 	}
-	resp := admission.Allowed()
-	if len(denials) > 0 {
-		resp = admission.Denied(strings.Join(denials, "; "))
-		resp.Code, resp.Reason = http.StatusForbidden, reasonName(http.StatusForbidden)
+	return a.evaluation(results)
+}
+
+// imagesOf are the images of the request's object, and those its old
+// object had (on UPDATE).
+func imagesOf(req *admission.Request) ([]imageverify.Image, sets.Set[string], error) {
+	images, err := imageverify.Images(req.Object())
+	if err != nil {
+		return nil, nil, err
 	}
-	resp.Warnings = warnings
-	if len(audit) > 0 {
-		resp.AuditAnnotations = audit
+	before := sets.New[string]()
+	if len(req.OldObject()) > 0 {
+		old, err := imageverify.Images(req.OldObject())
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, i := range old {
+			before.Insert(i.Ref)
+		}
 	}
-	resp.Policies = applied(results)
-	return Evaluation{Response: resp, Results: results}
+	return images, before, nil
 }
 
 func changedOnly(before sets.Set[string]) string {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -34,9 +33,7 @@ func (e *Engine) validate(ctx context.Context, g *policy.Group, req *admission.R
 	}
 	policies, results, exempt := e.matching(g, req, in.labels, in.oldLabels)
 	ns := e.namespace(req.Namespace)
-	var denials, warnings []string
-	var code int32
-	audit := map[string]string{}
+	var a answers
 	for _, p := range policies {
 		x := exempt[p]
 		subject, v := e.judge(ctx, p, req, in, ns, x)
@@ -44,40 +41,14 @@ func (e *Engine) validate(ctx context.Context, g *policy.Group, req *admission.R
 		switch {
 		case v.skipped:
 			r = notApplicable(p.Name(), admissionpolicy.MatchConditionsNotMet(v.unmet))
-		case v.err != nil && p.Spec.FailurePolicy == policy.Ignore:
-			r.Outcome, r.Message = Error, fmt.Sprintf("could not be evaluated (failurePolicy Ignore): %v", v.err)
 		case v.err != nil:
-			r.Outcome, r.Message = Fail, fmt.Sprintf("%s: policy %s could not be evaluated: %v", subject, p.Name(), v.err)
-			denials = append(denials, r.Message)
-			code = firstCode(code, http.StatusForbidden)
+			r = a.undecided(p, subject, v.err)
 		case len(v.problems) > 0:
-			msg := labelrule.Explain(subject, p.Name(), v.problems)
-			switch p.Spec.Validate.Action {
-			case policy.Warn:
-				r.Outcome, r.Message = Warn, msg
-				warnings = append(warnings, p.Name()+": "+strings.Join(v.problems, "; "))
-			case policy.Audit:
-				r.Outcome, r.Message = Warn, "audit: "+msg
-				audit[auditKey(p.Name())] = msg
-			default:
-				r.Outcome, r.Message = Fail, msg
-				denials = append(denials, msg)
-				code = firstCode(code, validatingpolicy.StatusCode(v.reason))
-			}
+			r = a.violated(p, p.Spec.Validate.Action, subject, v.problems, validatingpolicy.StatusCode(v.reason))
 		}
 		results = append(results, x.apply(r))
 	}
-	resp := admission.Allowed()
-	if len(denials) > 0 {
-		resp = admission.Denied(strings.Join(denials, "; "))
-		resp.Code, resp.Reason = code, reasonName(code)
-	}
-	resp.Warnings = warnings
-	if len(audit) > 0 {
-		resp.AuditAnnotations = audit
-	}
-	resp.Policies = applied(results)
-	return Evaluation{Response: resp, Results: results}
+	return a.evaluation(results)
 }
 
 // judge evaluates one policy on the request, or on the Pod template of a

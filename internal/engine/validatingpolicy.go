@@ -108,9 +108,9 @@ func (e *Engine) validatingPolicy(ctx context.Context, p *policy.Policy, rv *adm
 		resp = admission.Denied(out.Denial)
 		resp.Code, resp.Reason = out.Code, out.Reason
 	case len(out.Undecided) > 0:
-		r.Outcome, r.Message = Error, "could not be evaluated (failurePolicy Ignore): "+out.Undecided[0]
+		r.Outcome, r.Message = Error, ignoredError(out.Undecided[0])
 	case len(out.Ignored) > 0:
-		r.Outcome, r.Message = Error, "could not be evaluated (failurePolicy Ignore): "+out.Ignored[0]
+		r.Outcome, r.Message = Error, ignoredError(out.Ignored[0])
 	case len(out.Warnings) > 0:
 		r.Outcome, r.Message = Warn, out.Warnings[0]
 	case len(out.Failures) > 0:

@@ -116,11 +116,7 @@ func (v *VerifyImages) verify(path *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(path.Child("images").Index(i), g, fmt.Sprintf("not a glob: %v", err)))
 		}
 	}
-	switch v.Action {
-	case "", Deny, Warn, Audit:
-	default:
-		errs = append(errs, field.NotSupported(path.Child("action"), v.Action, []ValidateAction{Deny, Warn, Audit}))
-	}
+	errs = append(errs, verifyAction(path.Child("action"), v.Action)...)
 	switch v.Signature {
 	case "", SignatureRequired:
 	case SignatureIgnore:

@@ -111,11 +111,7 @@ func (v *Validate) verify(path *field.Path) field.ErrorList {
 	if len(v.Labels) == 0 && len(v.Expressions) == 0 {
 		errs = append(errs, field.Required(path, "name labels to require or CEL expressions to check"))
 	}
-	switch v.Action {
-	case "", Deny, Warn, Audit:
-	default:
-		errs = append(errs, field.NotSupported(path.Child("action"), v.Action, []ValidateAction{Deny, Warn, Audit}))
-	}
+	errs = append(errs, verifyAction(path.Child("action"), v.Action)...)
 	errs = append(errs, verifyNamedExpressions(path.Child("variables"), v.Variables, true)...)
 	for i, e := range v.Expressions {
 		if e.Expression == "" {
@@ -304,4 +300,13 @@ func verifyInjectMatch(m *Match, path *field.Path) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// verifyAction checks a validate or verifyImages action.
+func verifyAction(path *field.Path, a ValidateAction) field.ErrorList {
+	switch a {
+	case "", Deny, Warn, Audit:
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(path, a, []ValidateAction{Deny, Warn, Audit})}
 }

@@ -39,14 +39,7 @@ func TestVerifyImages(t *testing.T) {
 	host := imageverifytest.Serve(t)
 	docs := imageverifytest.Policy(t, "    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: "+ns+"}}\n", "", host+"/app*")
 	attested := imageverifytest.Policy(t, "    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: "+attestNS+"}}\n", "", host+"/app*")
-	attested = strings.NewReplacer("name: signed-images", "name: attested-images", "  verifyImages:\n", `  verifyImages:
-    signature: Ignore
-    attestations:
-    - name: provenance
-      predicateType: https://slsa.dev/provenance/v1
-      conditions:
-      - expression: predicate.runDetails.builder.id == "https://ci.example.com/builder"
-`).Replace(attested)
+	attested = imageverifytest.WithProvenance(strings.Replace(attested, "name: signed-images", "name: attested-images", 1))
 	docs += "---\n" + attested
 	pod := func(name, image string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"environment": "dev"}},

@@ -124,3 +124,19 @@ spec:
           %s
 `, match, spec, strings.Join(quoted, ", "), key)
 }
+
+// WithProvenance makes a Policy need, instead of a signature, a SLSA v1
+// provenance attestation from the recording's CI builder
+// (https://ci.example.com/builder), which the recording gives
+// app:ecdsa-tag, app:ecdsa-bundle, other:both and app:attested-only.
+func WithProvenance(policy string) string {
+	return strings.Replace(policy, "  verifyImages:\n", `  verifyImages:
+    signature: Ignore
+    attestations:
+    - name: provenance
+      predicateType: https://slsa.dev/provenance/v1
+      conditions:
+      - expression: predicate.runDetails.builder.id == "https://ci.example.com/builder"
+        message: the image was not built by the CI builder
+`, 1)
+}
