@@ -126,6 +126,9 @@ func (st *statement) about(digest v1.Hash) error {
 // IntotoSubjectClaimVerifier): the DSSE envelope's signature by the key,
 // then the statement's subject against digest.
 func verifyEnvelope(ctx context.Context, raw []byte, a Attestor, digest v1.Hash) (*statement, error) {
+	if a.keyless != nil {
+		return nil, errKeylessTags
+	}
 	var env ssldsse.Envelope
 	if err := json.Unmarshal(raw, &env); err != nil {
 		return nil, fmt.Errorf("the layer is not a DSSE envelope: %w", err)

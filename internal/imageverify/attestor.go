@@ -9,11 +9,14 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature"
 )
 
-// Attestor is who may sign an image: one public key.
+// Attestor is who may sign an image: one public key, or a keyless
+// identity under a trusted root.
 type Attestor struct {
 	// Name says which attestor verified, or failed to, in results.
-	Name     string
+	Name string
+	// Exactly one of the two.
 	verifier signature.Verifier
+	keyless  *keyless
 }
 
 // NewKeyAttestor reads a PEM public key (ECDSA, RSA or ed25519), as

@@ -104,6 +104,9 @@ func (s signed) statementBy(ctx context.Context, a Attestor, digest v1.Hash) (*s
 // (verifyOCISignature, then SimpleClaimVerifier): the signature over the
 // payload bytes, then the payload's digest against the image's.
 func (s *simpleSignature) verifyWith(a Attestor, digest v1.Hash) error {
+	if a.keyless != nil {
+		return errKeylessTags
+	}
 	raw, err := base64.StdEncoding.DecodeString(s.signature)
 	if err != nil {
 		return fmt.Errorf("the signature is not base64: %w", err)
@@ -122,20 +125,26 @@ func (s *simpleSignature) verifyWith(a Attestor, digest v1.Hash) error {
 }
 
 // verifyBundle checks a bundle with sigstore-go: a signature by a's key
-// (no timestamps required, as for any key) of an in-toto statement whose
-// subject is the image digest. It returns the statement.
+// (no timestamps required, as for any key) or by a's keyless identity
+// (as its options say), of an in-toto statement whose subject is the
+// image digest. It returns the statement.
 func verifyBundle(b *bundle.Bundle, a Attestor, digest v1.Hash) (*statement, error) {
-	key := root.NewExpiringKey(a.verifier, time.Time{}, time.Time{})
-	material := root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) { return key, nil })
-	v, err := verify.NewVerifier(material, verify.WithNoObserverTimestamps())
-	if err != nil {
-		return nil, fmt.Errorf("preparing the verifier: %w", err)
-	}
 	sum, err := hex.DecodeString(digest.Hex)
 	if err != nil {
 		return nil, fmt.Errorf("the image digest %s: %w", digest, err)
 	}
-	if _, err := v.Verify(b, verify.NewPolicy(verify.WithArtifactDigest(digest.Algorithm, sum), verify.WithKey())); err != nil {
+	artifact := verify.WithArtifactDigest(digest.Algorithm, sum)
+	v, signer := (*verify.Verifier)(nil), verify.WithKey()
+	if a.keyless != nil {
+		v, signer = a.keyless.verifier, verify.WithCertificateIdentity(a.keyless.identity)
+	} else {
+		key := root.NewExpiringKey(a.verifier, time.Time{}, time.Time{})
+		material := root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) { return key, nil })
+		if v, err = verify.NewVerifier(material, verify.WithNoObserverTimestamps()); err != nil {
+			return nil, fmt.Errorf("preparing the verifier: %w", err)
+		}
+	}
+	if _, err := v.Verify(b, verify.NewPolicy(artifact, signer)); err != nil {
 		return nil, fmt.Errorf("the bundle does not verify: %w", err)
 	}
 	env := b.GetDsseEnvelope()

@@ -65,9 +65,7 @@ func Key(t testing.TB, name string) string {
 // app:ecdsa-tag's signature).
 func Serve(t testing.TB) string {
 	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.WithReferrersSupport(true), registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	host := strings.TrimPrefix(srv.URL, "http://")
+	host := Empty(t)
 	p, err := layout.FromPath(layoutDir(t))
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +92,15 @@ func Serve(t testing.TB) string {
 		}
 	}
 	return host
+}
+
+// Empty starts an empty registry on loopback (plain HTTP, with the
+// referrers API), stopped when the test ends, and returns its host:port.
+func Empty(t testing.TB) string {
+	t.Helper()
+	srv := httptest.NewServer(registry.New(registry.WithReferrersSupport(true), registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
 }
 
 // Policy is a tollgate verifyImages policy named signed-images on Pods and
