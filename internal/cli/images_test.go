@@ -155,3 +155,57 @@ func TestVerifyImagesAttestationsCheck(t *testing.T) {
 		t.Errorf("%d violations, want 2:\n%s", got, out)
 	}
 }
+
+// TestVerifyImagesKeylessCheck: tollgate check with a keyless attestor
+// (a CI workflow's identity under a Sigstore trusted root): an image the
+// workflow signed passes; one signed by another workflow fails, saying
+// whose certificate it was.
+func TestVerifyImagesKeylessCheck(t *testing.T) {
+	host := imageverifytest.Empty(t)
+	ss := imageverifytest.NewSigstore(t)
+	const issuer, workflow = "https://token.actions.githubusercontent.com", "https://github.com/example/app/.github/workflows/release.yml@refs/heads/main"
+	for image, subject := range map[string]string{"app:release": workflow, "app:fork": "https://github.com/example/fork/.github/workflows/release.yml@refs/heads/main"} {
+		imageverifytest.Push(t, host+"/"+image)
+		ss.Sign(t, host+"/"+image, imageverifytest.Signing{Subject: subject, Issuer: issuer})
+	}
+	dir := t.TempDir()
+	policies := write(t, dir, "policies.yaml", fmt.Sprintf(`apiVersion: tollgate.dev/v1alpha1
+kind: Policy
+metadata: {name: released-images}
+spec:
+  match: {resources: [pods]}
+  verifyImages:
+    images: ["%s/*"]
+    trustedRoot: '%s'
+    attestors:
+    - name: release
+      keyless: {issuer: %q, subject: %q}
+      certificateTransparency: Ignore
+`, host, ss.TrustedRoot(t), issuer, workflow))
+	manifests := write(t, dir, "pods.yaml", fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: release, namespace: shop}
+spec:
+  containers: [{name: app, image: %[1]s/app:release}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: fork, namespace: shop}
+spec:
+  containers: [{name: app, image: %[1]s/app:fork}]
+`, host))
+	code, out, errs := run("check", "-c", policies, "-f", manifests)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", code, out, errs)
+	}
+	out = strings.ReplaceAll(out, host, "HOST")
+	for _, want := range []string{
+		"Pod shop/release  released-images  pass    verified: HOST/app:release@sha256:",
+		`pod "fork" violates policy released-images: image HOST/app:fork (spec.containers[0].image): no signature verified by attestor release`,
+		`got "https://github.com/example/fork/.github/workflows/release.yml@refs/heads/main"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -31,7 +31,6 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/tollgate-dev/tollgate/internal/imageverify/imageverifytest"
@@ -159,7 +158,7 @@ func TestRecordCosign(t *testing.T) {
 	// A key that signs nothing, for the wrong-key cases.
 	must("generate-key-pair", "--output-key-prefix", "stranger")
 	for _, ref := range append(imagesOf(signings), unsigned...) {
-		push(t, host+"/"+ref, ref)
+		imageverifytest.Push(t, host+"/"+ref)
 	}
 	registryFlags := []string{"--allow-insecure-registry", "--allow-http-registry"}
 	for _, s := range signings {
@@ -293,24 +292,6 @@ func newRSA(t *testing.T) any {
 		t.Fatal(err)
 	}
 	return k
-}
-
-// push writes a small image whose config names it, so that each tag has
-// a digest of its own.
-func push(t *testing.T, ref, label string) {
-	t.Helper()
-	img, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{Architecture: "amd64", OS: "linux",
-		Config: v1.Config{Labels: map[string]string{"dev.tollgate.test": label}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := name.ParseReference(ref, name.Insecure)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(r, img); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func digestOf(t *testing.T, ref string) string {

@@ -38,6 +38,14 @@ type keyless struct {
 	identity verify.CertificateIdentity
 }
 
+// CheckTrustedRoot tells whether a Sigstore trusted root can be read.
+func CheckTrustedRoot(trustedRoot []byte) error {
+	if _, err := root.NewTrustedRootFromJSON(trustedRoot); err != nil {
+		return fmt.Errorf("reading the trusted root: %w", err)
+	}
+	return nil
+}
+
 // NewKeylessAttestor reads a Sigstore trusted root (JSON, as `cosign
 // trusted-root create` or the public-good instance's TUF repository
 // gives it) and the identity signatures must come from.

@@ -31,18 +31,11 @@ type VerifyImages struct {
 	Signature SignatureRule `json:"signature,omitempty"`
 	// Attestations an image must carry, each signed by an attestor.
 	Attestations []ImageAttestation `json:"attestations,omitempty"`
+	// TrustedRoot is a Sigstore trusted root (JSON: Fulcio CAs, Rekor,
+	// CT and timestamp authorities' keys), for keyless attestors.
+	TrustedRoot string `json:"trustedRoot,omitempty"`
 	// Action is Deny (default), Warn or Audit, as for validate.
 	Action ValidateAction `json:"action,omitempty"`
-}
-
-// ImageAttestor is a cosign public key.
-type ImageAttestor struct {
-	// Name is how results and messages name the attestor.
-	Name string `json:"name"`
-	// PublicKey is PEM (ECDSA, RSA or ed25519), as cosign.pub.
-	PublicKey string `json:"publicKey"`
-	// TransparencyLog: Required (cosign verify's default) or Ignore.
-	TransparencyLog TransparencyLog `json:"transparencyLog,omitempty"`
 }
 
 // SignatureRule says whether an image needs a signature.
@@ -74,15 +67,6 @@ type ImageCondition struct {
 	Expression string `json:"expression"`
 	Message    string `json:"message,omitempty"`
 }
-
-// TransparencyLog says whether a signature must be in a transparency log.
-type TransparencyLog string
-
-// The two choices of ImageAttestor.TransparencyLog.
-const (
-	TransparencyLogRequired TransparencyLog = "Required"
-	TransparencyLogIgnore   TransparencyLog = "Ignore"
-)
 
 // ImageCheck is a verifyImages policy compiled.
 type ImageCheck struct {
@@ -127,34 +111,7 @@ func (v *VerifyImages) verify(path *field.Path) field.ErrorList {
 		errs = append(errs, field.NotSupported(path.Child("signature"), v.Signature, []SignatureRule{SignatureRequired, SignatureIgnore}))
 	}
 	errs = append(errs, verifyAttestations(path.Child("attestations"), v.Attestations)...)
-	if len(v.Attestors) == 0 {
-		errs = append(errs, field.Required(path.Child("attestors"), "name at least one attestor with its publicKey"))
-	}
-	names := sets.New[string]()
-	for i, a := range v.Attestors {
-		p := path.Child("attestors").Index(i)
-		for _, msg := range validation.IsDNS1123Label(a.Name) {
-			errs = append(errs, field.Invalid(p.Child("name"), a.Name, msg))
-		}
-		if names.Has(a.Name) {
-			errs = append(errs, field.Duplicate(p.Child("name"), a.Name))
-		}
-		names.Insert(a.Name)
-		if a.PublicKey == "" {
-			errs = append(errs, field.Required(p.Child("publicKey"), "a PEM public key, as cosign.pub"))
-		} else if _, err := imageverify.NewKeyAttestor(a.Name, a.PublicKey); err != nil {
-			errs = append(errs, field.Invalid(p.Child("publicKey"), "(PEM)", err.Error()))
-		}
-		switch a.TransparencyLog {
-		case TransparencyLogIgnore:
-		case "", TransparencyLogRequired:
-			errs = append(errs, field.Invalid(p.Child("transparencyLog"), string(TransparencyLogRequired),
-				"checking a transparency log entry needs the log's keys (a trusted root), which tollgate does not read yet; "+
-					"set transparencyLog: Ignore to rely on the key alone, as cosign verify --insecure-ignore-tlog does"))
-		default:
-			errs = append(errs, field.NotSupported(p.Child("transparencyLog"), a.TransparencyLog, []TransparencyLog{TransparencyLogRequired, TransparencyLogIgnore}))
-		}
-	}
+	errs = append(errs, verifyAttestors(path, v)...)
 	return errs
 }
 
@@ -195,7 +152,7 @@ func compileImages(name string, v *VerifyImages) (*ImageCheck, error) {
 		c.globs = append(c.globs, compiled)
 	}
 	for _, a := range v.Attestors {
-		att, err := imageverify.NewKeyAttestor(a.Name, a.PublicKey)
+		att, err := a.attestor(v.TrustedRoot)
 		if err != nil {
 			return nil, fmt.Errorf("spec.verifyImages.attestors %s: %w", a.Name, err)
 		}

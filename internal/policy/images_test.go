@@ -113,3 +113,52 @@ func TestVerifyImagesRejects(t *testing.T) {
 		})
 	}
 }
+
+func keylessDoc(t *testing.T, attestor, trustedRoot string) string {
+	t.Helper()
+	root := ""
+	if trustedRoot != "" {
+		root = "    trustedRoot: '" + trustedRoot + "'\n"
+	}
+	return imagesDoc("    images: [\"*\"]\n" + root + "    attestors:\n" + attestor)
+}
+
+func TestVerifyImagesKeyless(t *testing.T) {
+	root := imageverifytest.NewSigstore(t).TrustedRoot(t)
+	ps, err := Parse("p.yaml", []byte(keylessDoc(t, "    - name: release\n      keyless: {issuer: https://token.actions.githubusercontent.com, subjectRegExp: '^https://github\\.com/example/'}\n", root)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := ps[0].ImageCheck().Requirement(); len(r.Attestors) != 1 || r.Attestors[0].Name != "release" {
+		t.Fatalf("requirement %+v", r)
+	}
+	id := "      keyless: {issuer: https://token.actions.githubusercontent.com, subject: https://github.com/example/app}\n"
+	for _, tc := range []struct {
+		name, attestor, root string
+		want                 []string
+	}{
+		{"no trusted root", "    - name: release\n" + id, "", []string{"spec.verifyImages.trustedRoot: Required value", "cosign trusted-root create"}},
+		{"not a trusted root", "    - name: release\n" + id, `{"mediaType": 7}`, []string{`spec.verifyImages.trustedRoot: Invalid value: "(JSON)": reading the trusted root`}},
+		{"key and keyless", "    - name: release\n      publicKey: x\n" + id, root, []string{"spec.verifyImages.attestors[0]: Forbidden: give either publicKey or keyless, not both"}},
+		{"no subject", "    - name: release\n      keyless: {issuer: https://token.actions.githubusercontent.com}\n", root, []string{"spec.verifyImages.attestors[0].keyless.subject: Required value: give subject or subjectRegExp"}},
+		{"subject twice", "    - name: release\n      keyless: {issuer: i, subject: s, subjectRegExp: s}\n", root, []string{"spec.verifyImages.attestors[0].keyless.subjectRegExp: Forbidden: give subject or subjectRegExp, not both"}},
+		{"bad regexp", "    - name: release\n      keyless: {issuer: i, subjectRegExp: '('}\n", root, []string{"spec.verifyImages.attestors[0].keyless: Invalid value", "error parsing regexp"}},
+		{"unknown SCT rule", "    - name: release\n      certificateTransparency: Maybe\n" + id, root, []string{`spec.verifyImages.attestors[0].certificateTransparency: Unsupported value: "Maybe"`}},
+		{"a root for keys only", "    - name: ci\n      transparencyLog: Ignore\n      publicKey: |\n        " + strings.ReplaceAll(imageverifytest.Key(t, "ecdsa"), "\n", "\n        ") + "\n", root,
+			[]string{"spec.verifyImages.trustedRoot: Forbidden: only keyless attestors read a trusted root"}},
+		{"SCTs for a key", "    - name: ci\n      transparencyLog: Ignore\n      certificateTransparency: Ignore\n      publicKey: |\n        " + strings.ReplaceAll(imageverifytest.Key(t, "ecdsa"), "\n", "\n        ") + "\n", "",
+			[]string{"spec.verifyImages.attestors[0].certificateTransparency: Forbidden: only keyless signatures carry a certificate"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("p.yaml", []byte(keylessDoc(t, tc.attestor, tc.root)))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\nlacks %q", err, w)
+				}
+			}
+		})
+	}
+}
