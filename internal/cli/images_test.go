@@ -163,25 +163,9 @@ func TestVerifyImagesAttestationsCheck(t *testing.T) {
 func TestVerifyImagesKeylessCheck(t *testing.T) {
 	host := imageverifytest.Empty(t)
 	ss := imageverifytest.NewSigstore(t)
-	const issuer, workflow = "https://token.actions.githubusercontent.com", "https://github.com/example/app/.github/workflows/release.yml@refs/heads/main"
-	for image, subject := range map[string]string{"app:release": workflow, "app:fork": "https://github.com/example/fork/.github/workflows/release.yml@refs/heads/main"} {
-		imageverifytest.Push(t, host+"/"+image)
-		ss.Sign(t, host+"/"+image, imageverifytest.Signing{Subject: subject, Issuer: issuer})
-	}
+	ss.Releases(t, host)
 	dir := t.TempDir()
-	policies := write(t, dir, "policies.yaml", fmt.Sprintf(`apiVersion: tollgate.dev/v1alpha1
-kind: Policy
-metadata: {name: released-images}
-spec:
-  match: {resources: [pods]}
-  verifyImages:
-    images: ["%s/*"]
-    trustedRoot: '%s'
-    attestors:
-    - name: release
-      keyless: {issuer: %q, subject: %q}
-      certificateTransparency: Ignore
-`, host, ss.TrustedRoot(t), issuer, workflow))
+	policies := write(t, dir, "policies.yaml", ss.KeylessPolicy(t, "", host))
 	manifests := write(t, dir, "pods.yaml", fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata: {name: release, namespace: shop}

@@ -10,8 +10,8 @@ import (
 )
 
 const (
-	ciIssuer  = "https://token.actions.githubusercontent.com"
-	ciSubject = "https://github.com/example/app/.github/workflows/release.yml@refs/heads/main"
+	ciIssuer  = imageverifytest.GitHubIssuer
+	ciSubject = imageverifytest.ReleaseWorkflow
 )
 
 // TestKeyless signs images keylessly with an in-memory Sigstore (a Fulcio
@@ -27,7 +27,7 @@ func TestKeyless(t *testing.T) {
 	provenance := map[string]any{"runDetails": map[string]any{"builder": map[string]any{"id": "https://ci.example.com/builder"}}}
 	images := map[string][]imageverifytest.Signing{
 		"app:signed":      {ci},
-		"app:other-repo":  {{Subject: "https://github.com/example/fork/.github/workflows/release.yml@refs/heads/main", Issuer: ciIssuer}},
+		"app:other-repo":  {{Subject: imageverifytest.ForkWorkflow, Issuer: ciIssuer}},
 		"app:other-idp":   {{Subject: ciSubject, Issuer: "https://accounts.example.com"}},
 		"app:expired":     {{Subject: ciSubject, Issuer: ciIssuer, LoggedAt: time.Now().Add(time.Hour)}},
 		"app:attested":    {ci, {Subject: ciSubject, Issuer: ciIssuer, PredicateType: "https://slsa.dev/provenance/v1", Predicate: provenance}},

@@ -28,10 +28,12 @@ import (
 // denied, each naming the image, its field and why. In another namespace
 // a policy needs only a provenance attestation from the CI builder: an
 // image attested so and never signed is admitted, one without is denied.
+// In a third, a keyless policy admits what a CI workflow signed under an
+// in-memory Sigstore's trusted root, and denies another workflow's.
 func TestVerifyImages(t *testing.T) {
 	c := context.Background()
-	const ns, attestNS = "img-shop", "img-attest"
-	for _, n := range []string{ns, attestNS} {
+	const ns, attestNS, keylessNS = "img-shop", "img-attest", "img-keyless"
+	for _, n := range []string{ns, attestNS, keylessNS} {
 		if err := framework.EnsureNamespace(c, cluster.client, n, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -41,6 +43,11 @@ func TestVerifyImages(t *testing.T) {
 	attested := imageverifytest.Policy(t, "    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: "+attestNS+"}}\n", "", host+"/app*")
 	attested = imageverifytest.WithProvenance(strings.Replace(attested, "name: signed-images", "name: attested-images", 1))
 	docs += "---\n" + attested
+	// Keyless: a CI workflow's certificates under an in-memory Sigstore.
+	ss := imageverifytest.NewSigstore(t)
+	keyless := imageverifytest.Empty(t)
+	ss.Releases(t, keyless)
+	docs += "---\n" + ss.KeylessPolicy(t, "    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: "+keylessNS+"}}\n", keyless)
 	pod := func(name, image string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"environment": "dev"}},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: image}}}}
@@ -90,6 +97,22 @@ func TestVerifyImages(t *testing.T) {
 	framework.WaitFor(t, 30*time.Second, "the attestation policy's webhook in effect", func() bool {
 		return strings.Contains(createIn(c, t, client, w, attestNS, pod("probe", host+"/app:unsigned")).raw, "attested-images.validate.tollgate.dev")
 	})
+	framework.WaitFor(t, 30*time.Second, "the keyless policy's webhook in effect", func() bool {
+		return strings.Contains(createIn(c, t, client, w, keylessNS, pod("probe", keyless+"/app:fork")).raw, "released-images.validate.tollgate.dev")
+	})
+	for _, tc := range []struct {
+		name, image, denial string
+	}{
+		{"keyless, the release workflow", keyless + "/app:release", ""},
+		{"keyless, another workflow", keyless + "/app:fork", `pod "p" violates policy released-images: image ` + keyless + `/app:fork (spec.containers[0].image): no signature verified by attestor release`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := createIn(c, t, client, w, keylessNS, pod("p", tc.image))
+			if a.allowed != (tc.denial == "") || !strings.Contains(a.message, tc.denial) {
+				t.Fatalf("allowed %v, %q; want denial containing %q", a.allowed, a.raw, tc.denial)
+			}
+		})
+	}
 	for _, tc := range []struct {
 		name, image, denial string
 	}{

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -228,4 +229,43 @@ func Push(t testing.TB, image string) {
 	if err := remote.Write(ref, img); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// The identities Releases signs with: GitHub Actions' issuer, and two
+// workflows of two repositories.
+const (
+	GitHubIssuer    = "https://token.actions.githubusercontent.com"
+	ReleaseWorkflow = "https://github.com/example/app/.github/workflows/release.yml@refs/heads/main"
+	ForkWorkflow    = "https://github.com/example/fork/.github/workflows/release.yml@refs/heads/main"
+)
+
+// Releases pushes two images to host: app:release, signed keylessly by
+// ReleaseWorkflow, and app:fork, by ForkWorkflow.
+func (s *Sigstore) Releases(t testing.TB, host string) {
+	t.Helper()
+	for image, subject := range map[string]string{"app:release": ReleaseWorkflow, "app:fork": ForkWorkflow} {
+		Push(t, host+"/"+image)
+		s.Sign(t, host+"/"+image, Signing{Subject: subject, Issuer: GitHubIssuer})
+	}
+}
+
+// KeylessPolicy is a tollgate policy named released-images on Pods, for
+// host's images, whose one attestor (release) is ReleaseWorkflow under
+// s's trusted root; match is more lines for spec.match (indented by four).
+func (s *Sigstore) KeylessPolicy(t testing.TB, match, host string) string {
+	t.Helper()
+	return fmt.Sprintf(`apiVersion: tollgate.dev/v1alpha1
+kind: Policy
+metadata: {name: released-images}
+spec:
+  match:
+    resources: [pods]
+%s  verifyImages:
+    images: ["%s/*"]
+    trustedRoot: '%s'
+    attestors:
+    - name: release
+      keyless: {issuer: %q, subject: %q}
+      certificateTransparency: Ignore
+`, match, host, s.TrustedRoot(t), GitHubIssuer, ReleaseWorkflow)
 }
