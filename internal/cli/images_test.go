@@ -193,3 +193,20 @@ spec:
 		}
 	}
 }
+
+// TestVerifyImagesRegistryCA: tollgate check reaches a registry over TLS
+// with --registry-ca-file, and without it says the certificate's
+// authority is unknown (failurePolicy Fail: the object fails).
+func TestVerifyImagesRegistryCA(t *testing.T) {
+	host, caPEM := imageverifytest.ServeTLS(t)
+	policies, manifests := imageFiles(t, host)
+	ca := write(t, t.TempDir(), "ca.pem", string(caPEM))
+	code, out, errs := run("check", "-c", policies, "-f", manifests, "--registry-ca-file", ca)
+	if code != 1 || !strings.Contains(out, "Deployment shop/web") || !strings.Contains(out, "verified: "+host+"/app:ecdsa-tag@sha256:") {
+		t.Fatalf("with the CA: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = run("check", "-c", policies, "-f", manifests)
+	if code != 1 || !strings.Contains(out, "certificate signed by unknown authority") {
+		t.Fatalf("without the CA: exit %d\n%s%s", code, out, errs)
+	}
+}

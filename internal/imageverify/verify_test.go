@@ -2,6 +2,7 @@ package imageverify
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
@@ -289,5 +290,24 @@ func TestNewAttestationRefuses(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want an error containing %q", expr, err, want)
 		}
+	}
+}
+
+// TestRegistryCA: a registry over TLS whose certificate chains to a CA
+// of its own is reached with that CA as RootCAs, and is an error (never a
+// verdict) without it.
+func TestRegistryCA(t *testing.T) {
+	host, caPEM := imageverifytest.ServeTLS(t)
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		t.Fatal("no CA")
+	}
+	r := Requirement{ID: "ecdsa", Attestors: []Attestor{recordedKey(t, "ecdsa")}}
+	if o := New(Options{Registries: Registries{RootCAs: pool}}).Verify(context.Background(), host+"/app:ecdsa-tag", r); !o.Verified || o.Err != nil {
+		t.Errorf("with the CA: %+v, want verified", o)
+	}
+	o := New(Options{}).Verify(context.Background(), host+"/app:ecdsa-tag", r)
+	if o.Err == nil || o.Verified || !strings.Contains(o.Err.Error(), "certificate signed by unknown authority") {
+		t.Errorf("without the CA: %+v, want an error naming the unknown authority", o)
 	}
 }

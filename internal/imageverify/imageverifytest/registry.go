@@ -5,6 +5,7 @@ package imageverifytest
 
 import (
 	"embed"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"io/fs"
@@ -62,10 +63,30 @@ func Key(t testing.TB, name string) string {
 // registry's host:port. Its images: app:ecdsa-tag, app:ecdsa-bundle,
 // app:rsa-tag, app:rsa-bundle, app:ed25519-tag, other:both (signed with
 // both forms by ecdsa), app:unsigned, and app:moved (which carries
-// app:ecdsa-tag's signature).
+// app:ecdsa-tag's signature), and those attestations.json names.
 func Serve(t testing.TB) string {
 	t.Helper()
 	host := Empty(t)
+	fill(t, host)
+	return host
+}
+
+// ServeTLS is Serve over HTTPS, with a certificate for 127.0.0.1 from a
+// CA of its own; it returns the host:port and that CA as PEM.
+func ServeTLS(t testing.TB) (string, []byte) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(registry.New(registry.WithReferrersSupport(true), registry.Logger(log.New(io.Discard, "", 0))))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes refused on purpose
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "https://")
+	fill(t, host, remote.WithTransport(srv.Client().Transport))
+	return host, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+}
+
+// fill pushes the recording to the registry at host.
+func fill(t testing.TB, host string, opts ...remote.Option) {
+	t.Helper()
 	p, err := layout.FromPath(layoutDir(t))
 	if err != nil {
 		t.Fatal(err)
@@ -87,11 +108,10 @@ func Serve(t testing.TB) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := remote.Write(ref, img); err != nil {
+		if err := remote.Write(ref, img, opts...); err != nil {
 			t.Fatalf("pushing %s: %v", ref, err)
 		}
 	}
-	return host
 }
 
 // Empty starts an empty registry on loopback (plain HTTP, with the
