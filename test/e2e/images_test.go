@@ -4,18 +4,23 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/tollgate-dev/tollgate/internal/imageverify/imageverifytest"
+	"github.com/tollgate-dev/tollgate/internal/report"
 	"github.com/tollgate-dev/tollgate/test/e2e/framework"
 )
 
@@ -125,5 +130,60 @@ func TestVerifyImages(t *testing.T) {
 				t.Fatalf("allowed %v, %q; want denial containing %q", a.allowed, a.raw, tc.denial)
 			}
 		})
+	}
+}
+
+// TestAuditVerifyImages: tollgate audit, as a user who may list Pods,
+// reports stored Pods by their images' signatures: signed ones pass,
+// naming the digest; one whose image has no signature fails, naming the
+// image and why; a Pod whose image the policy does not select has no
+// result.
+func TestAuditVerifyImages(t *testing.T) {
+	c := ctx(t)
+	const ns = "img-audit"
+	namespace(t, ns, nil)
+	host := imageverifytest.Serve(t)
+	for name, image := range map[string]string{"signed": "app:ecdsa-tag", "bundled": "app:ecdsa-bundle", "unsigned": "app:unsigned", "elsewhere": "other:both"} {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"environment": "dev"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: host + "/" + image}}}}
+		if _, err := cluster.client.CoreV1().Pods(ns).Create(c, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reader := userWith(t, "img-auditor", []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"pods", "replicationcontrollers", "namespaces"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments", "replicasets", "statefulsets", "daemonsets"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"batch"}, Resources: []string{"jobs", "cronjobs"}, Verbs: []string{"get", "list"}},
+	})
+	policies := filepath.Join(t.TempDir(), "signed.yaml")
+	if err := os.WriteFile(policies, []byte(imageverifytest.Policy(t, "", "", host+"/app*")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runTollgate(t, "audit", "--kubeconfig", reader, "-c", policies, "-o", "json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (a Pod fails): %s\n%s", code, stderr, out)
+	}
+	var r report.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	got := map[string]string{}
+	for _, res := range r.Results {
+		if res.Policy == "signed-images" && res.Resources[0].Namespace == ns {
+			got[res.Resources[0].Name] = string(res.Result) + ": " + res.Message
+		}
+	}
+	want := map[string]string{
+		"signed":   "pass: verified: " + host + "/app:ecdsa-tag@sha256:",
+		"bundled":  "pass: verified: " + host + "/app:ecdsa-bundle@sha256:",
+		"unsigned": `fail: pod "unsigned" violates policy signed-images: image ` + host + `/app:unsigned (spec.containers[0].image): no signature found`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("results %v, want %v", got, want)
+	}
+	for name, w := range want {
+		if !strings.HasPrefix(got[name], w) {
+			t.Errorf("%s: %q, want it to start with %q", name, got[name], w)
+		}
 	}
 }
