@@ -14,7 +14,7 @@ import (
 
 func newServeCommand() *cobra.Command {
 	var cfg replica.Config
-	var logLevel string
+	var logLevel, credentials string
 	var registry registryFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -33,6 +33,13 @@ func newServeCommand() *cobra.Command {
 				return usageError(err)
 			}
 			cfg.Registries = regs
+			switch credentials {
+			case "anonymous":
+			case "pull-secrets":
+				cfg.PullSecrets = true
+			default:
+				return usageError(fmt.Errorf("--registry-credentials %q: use anonymous or pull-secrets", credentials))
+			}
 			cfg.Logger = slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 			return serveError(replica.Run(cmd.Context(), cfg))
 		},
@@ -46,6 +53,7 @@ func newServeCommand() *cobra.Command {
 	f.StringArrayVar(&cfg.DNSNames, "dns-name", nil, "extra name for a self-signed serving certificate (repeatable)")
 	f.StringVar(&cfg.Namespace, "namespace", os.Getenv("POD_NAMESPACE"), "tollgate's own namespace, never injected nor validated (default $POD_NAMESPACE)")
 	addFastPathFlag(f, &cfg.NoCELFastPath)
+	f.StringVar(&credentials, "registry-credentials", "anonymous", "how verifyImages policies reach registries: anonymous, or pull-secrets (each workload's imagePullSecrets and its ServiceAccount's, read by name; needs get on secrets and serviceaccounts)")
 	f.StringSliceVar(&cfg.ExcludeNamespaces, "exclude-namespaces", nil, "more namespaces never injected nor validated, left out of every webhook (comma-separated, repeatable)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error; debug logs whole objects")
 	f.DurationVar(&cfg.CertReloadInterval, "cert-reload-interval", 10*time.Second, "how often certificate files are checked for changes")

@@ -44,6 +44,9 @@ type Options struct {
 	Images *imageverify.Verifier
 	// ImageBudget bounds the registry calls of one review (default 4 s).
 	ImageBudget time.Duration
+	// ImageCredentials, when set, give each workload's registry
+	// credentials (its pull Secrets); else the Verifier's own are used.
+	ImageCredentials imageverify.Credentials
 	// NoCELFastPath makes every CEL program decide on its tracked
 	// (reference) path, the fast path never asked (--cel-fast-path=false):
 	// the same decisions, slower.
@@ -61,6 +64,7 @@ type Engine struct {
 	trackedOnly bool
 	images      *imageverify.Verifier
 	imageBudget time.Duration
+	credentials imageverify.Credentials
 }
 
 // New returns an engine for the set.
@@ -71,7 +75,8 @@ func New(set *policy.Set, opts Options) *Engine {
 	}
 	excluded.Insert(opts.ExcludeNamespaces...)
 	return &Engine{set: set, excluded: excluded, namespaces: opts.Namespaces, external: opts.External, exceptions: exception.NewIndex(set.Exceptions, opts.Clock),
-		trackedOnly: opts.NoCELFastPath, images: opts.Images, imageBudget: opts.ImageBudget}
+		trackedOnly: opts.NoCELFastPath, images: opts.Images, imageBudget: opts.ImageBudget,
+		credentials: opts.ImageCredentials}
 }
 
 // Set returns the engine's policies.

@@ -43,10 +43,11 @@ func (e *Engine) verifyImages(ctx context.Context, g *policy.Group, req *admissi
 		var a answers
 		return a.evaluation(results)
 	}
-	images, before, err := imagesOf(req)
+	w, before, err := imagesOf(req)
 	if err != nil {
 		return errorAll(g, admission.BadRequest(err))
 	}
+	images := w.Images
 	ns := e.namespace(req.Namespace)
 	subject := labelrule.Subject{Kind: req.Kind.Kind, Name: firstNonEmpty(in.meta.Name, req.Name), GenerateName: in.meta.GenerateName}
 	budget := e.imageBudget
@@ -55,6 +56,9 @@ func (e *Engine) verifyImages(ctx context.Context, g *policy.Group, req *admissi
 	}
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
+	if e.credentials != nil {
+		ctx = imageverify.WithKeychain(ctx, e.credentials(ctx, req.Namespace, w))
+	}
 	var a answers
 	for _, p := range policies {
 		unmet, err := e.conditions(ctx, p, req, in, req.Object(), false, ns)
@@ -89,24 +93,24 @@ func (e *Engine) verifyImages(ctx context.Context, g *policy.Group, req *admissi
 	return a.evaluation(results)
 }
 
-// imagesOf are the images of the request's object, and those its old
-// object had (on UPDATE).
-func imagesOf(req *admission.Request) ([]imageverify.Image, sets.Set[string], error) {
-	images, err := imageverify.Images(req.Object())
+// imagesOf are the images (and pull credentials) of the request's
+// object, and the images its old object had (on UPDATE).
+func imagesOf(req *admission.Request) (imageverify.Workload, sets.Set[string], error) {
+	w, err := imageverify.Inspect(req.Object())
 	if err != nil {
-		return nil, nil, err
+		return w, nil, err
 	}
 	before := sets.New[string]()
 	if len(req.OldObject()) > 0 {
 		old, err := imageverify.Images(req.OldObject())
 		if err != nil {
-			return nil, nil, err
+			return w, nil, err
 		}
 		for _, i := range old {
 			before.Insert(i.Ref)
 		}
 	}
-	return images, before, nil
+	return w, before, nil
 }
 
 func changedOnly(before sets.Set[string]) string {

@@ -29,3 +29,25 @@ func TestImages(t *testing.T) {
 		t.Fatal("a Pod whose containers are not a list: no error")
 	}
 }
+
+// TestInspectCredentials: the pull credentials are the Pod spec's that
+// holds the images, a template's for a workload.
+func TestInspectCredentials(t *testing.T) {
+	for _, tc := range []struct {
+		name, object string
+		sa           string
+		secrets      []string
+	}{
+		{"pod", `{"kind":"Pod","spec":{"serviceAccountName":"web","imagePullSecrets":[{"name":"a"},{"name":"b"}],"containers":[{"image":"a:1"}]}}`, "web", []string{"a", "b"}},
+		{"deployment", `{"kind":"Deployment","spec":{"template":{"spec":{"serviceAccountName":"web","imagePullSecrets":[{"name":"a"}],"containers":[{"image":"a:1"}]}}}}`, "web", []string{"a"}},
+		{"cronjob", `{"kind":"CronJob","spec":{"jobTemplate":{"spec":{"template":{"spec":{"imagePullSecrets":[{"name":"a"}],"containers":[{"image":"a:1"}]}}}}}}`, "", []string{"a"}},
+		{"none", `{"kind":"Pod","spec":{"containers":[{"image":"a:1"}]}}`, "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := Inspect([]byte(tc.object))
+			if err != nil || w.ServiceAccount != tc.sa || !slices.Equal(w.PullSecrets, tc.secrets) || len(w.Images) != 1 {
+				t.Fatalf("got %+v, %v; want service account %q, secrets %v", w, err, tc.sa, tc.secrets)
+			}
+		})
+	}
+}

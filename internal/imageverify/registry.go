@@ -41,6 +41,7 @@ type Registries struct {
 // registry fetches digests and signatures.
 type registry struct {
 	insecure []string
+	keychain authn.Keychain
 	options  []remote.Option
 }
 
@@ -55,8 +56,8 @@ func newRegistry(r Registries) *registry {
 	}
 	return &registry{
 		insecure: slices.Clone(r.Insecure),
-		options: []remote.Option{remote.WithTransport(t), remote.WithAuthFromKeychain(kc),
-			remote.WithUserAgent("tollgate"), remote.WithRetryBackoff(remote.Backoff{Steps: 1})},
+		keychain: kc,
+		options:  []remote.Option{remote.WithTransport(t), remote.WithUserAgent("tollgate"), remote.WithRetryBackoff(remote.Backoff{Steps: 1})},
 	}
 }
 
@@ -73,8 +74,14 @@ func (r *registry) parse(ref string) (name.Reference, error) {
 	return parsed, nil
 }
 
+// with are the options of calls under ctx: its keychain (WithKeychain)
+// before the registry's own.
 func (r *registry) with(ctx context.Context) []remote.Option {
-	return append(slices.Clip(r.options), remote.WithContext(ctx))
+	kc := r.keychain
+	if own := keychainOf(ctx); own != nil {
+		kc = authn.NewMultiKeychain(own, kc)
+	}
+	return append(slices.Clip(r.options), remote.WithContext(ctx), remote.WithAuthFromKeychain(kc))
 }
 
 // resolve is the digest a reference names: its own, or its tag's now.

@@ -71,6 +71,10 @@ type Config struct {
 	// Registries is how verifyImages policies reach registries; one
 	// verifier (and its cache) serves the replica's life, across reloads.
 	Registries imageverify.Registries
+	// PullSecrets: registries are reached with each workload's pull
+	// credentials (its imagePullSecrets and its ServiceAccount's), read by
+	// name through the cluster (--registry-credentials=pull-secrets).
+	PullSecrets bool
 
 	// DrainDelay and ShutdownTimeout bound shutdown (server.Config).
 	DrainDelay, ShutdownTimeout time.Duration
@@ -152,7 +156,7 @@ func (c *Config) defaults() {
 
 // kubeconfigNeeded: the certificate sources that live in the cluster.
 func (c *Config) kubeconfigNeeded() bool {
-	return c.Cluster.CertSource == CertSourceSelf || c.Cluster.CertSource == CertSourceCertManager
+	return c.Cluster.CertSource == CertSourceSelf || c.Cluster.CertSource == CertSourceCertManager || c.PullSecrets
 }
 
 // certSource resolves the default: certificate files or no cluster mean

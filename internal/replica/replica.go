@@ -102,6 +102,9 @@ func (r *replica) start(ctx, serving context.Context) (*server.Server, error) {
 	}
 	engOpts := engine.Options{OwnNamespace: r.cfg.Namespace, ExcludeNamespaces: r.cfg.ExcludeNamespaces, NoCELFastPath: r.cfg.NoCELFastPath,
 		Images: imageverify.New(imageverify.Options{Registries: r.cfg.Registries, Observer: r.met}), ImageBudget: imageBudget(r.cfg.Cluster.WebhookTimeoutSeconds)}
+	if r.cfg.PullSecrets {
+		engOpts.ImageCredentials = imageverify.PullSecrets(cl.client)
+	}
 	srvCfg := server.Config{
 		Listen:          r.cfg.Listen,
 		Logger:          r.log,

@@ -10,12 +10,14 @@ import (
 	"io"
 	"io/fs"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
@@ -82,6 +84,25 @@ func ServeTLS(t testing.TB) (string, []byte) {
 	host := strings.TrimPrefix(srv.URL, "https://")
 	fill(t, host, remote.WithTransport(srv.Client().Transport))
 	return host, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+}
+
+// ServeAuth is Serve behind basic authentication: every request needs
+// user and password.
+func ServeAuth(t testing.TB, user, password string) string {
+	t.Helper()
+	reg := registry.New(registry.WithReferrersSupport(true), registry.Logger(log.New(io.Discard, "", 0)))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != user || p != password {
+			w.Header().Set("WWW-Authenticate", `Basic realm="tollgate-test"`)
+			http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
+			return
+		}
+		reg.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	fill(t, host, remote.WithAuth(&authn.Basic{Username: user, Password: password}))
+	return host
 }
 
 // fill pushes the recording to the registry at host.
