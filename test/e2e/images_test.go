@@ -4,7 +4,9 @@ package e2e
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,5 +187,73 @@ func TestAuditVerifyImages(t *testing.T) {
 		if !strings.HasPrefix(got[name], w) {
 			t.Errorf("%s: %q, want it to start with %q", name, got[name], w)
 		}
+	}
+}
+
+// TestVerifyImagesPullSecrets: a tollgate serving with
+// --registry-credentials=pull-secrets reaches a registry that needs
+// credentials with each Pod's imagePullSecrets, or its ServiceAccount's;
+// a Pod with neither is denied by failurePolicy Fail, the registry's
+// refusal said, unless the cache knows the image's verdict.
+func TestVerifyImagesPullSecrets(t *testing.T) {
+	c := context.Background()
+	const ns = "img-private"
+	if err := framework.EnsureNamespace(c, cluster.client, ns, nil); err != nil {
+		t.Fatal(err)
+	}
+	host := imageverifytest.ServeAuth(t, "ci", "s3cret")
+	dockerConfig := fmt.Sprintf(`{"auths":{%q:{"auth":%q}}}`, host, base64.StdEncoding.EncodeToString([]byte("ci:s3cret")))
+	for _, name := range []string{"regcred", "builder-cred"} {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}, Type: corev1.SecretTypeDockerConfigJson,
+			Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(dockerConfig)}}
+		if _, err := cluster.client.CoreV1().Secrets(ns).Create(c, s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "builder"}, ImagePullSecrets: []corev1.LocalObjectReference{{Name: "builder-cred"}}}
+	if _, err := cluster.client.CoreV1().ServiceAccounts(ns).Create(c, sa, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	docs := imageverifytest.Policy(t, "    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: "+ns+"}}\n", "", host+"/app*")
+	pod := func(name string, mutate func(*corev1.PodSpec)) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"environment": "dev"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: host + "/app:ecdsa-tag"}}}}
+		mutate(&p.Spec)
+		return p
+	}
+	none := func(*corev1.PodSpec) {}
+	gone := func(ctx context.Context) error {
+		_, err := cluster.client.CoreV1().Pods(ns).Create(ctx, pod("gone", none), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	}
+	serveAndRegister(t, "tollgate-pullsecrets", gone, []byte(docs), "--kubeconfig", cluster.kubeconfig, "--registry-credentials=pull-secrets")
+	w := &warnings{}
+	cfg := rest.CopyConfig(cluster.restConfig)
+	cfg.WarningHandler = w
+	client := kubernetes.NewForConfigOrDie(cfg)
+	framework.WaitFor(t, 30*time.Second, "tollgate's verifyImages webhook in effect", func() bool {
+		return strings.Contains(createIn(c, t, client, w, ns, pod("probe", none)).raw, "signed-images.validate.tollgate.dev")
+	})
+	for _, tc := range []struct {
+		name   string
+		spec   func(*corev1.PodSpec)
+		denial string
+	}{
+		{"imagePullSecrets", func(s *corev1.PodSpec) { s.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "regcred"}} }, ""},
+		{"the ServiceAccount's", func(s *corev1.PodSpec) { s.ServiceAccountName = "builder" }, ""},
+		// Another image: a digest verified once is verified for every Pod
+		// (the verdict is the image's), so the cache would answer.
+		{"no credentials", func(s *corev1.PodSpec) { s.Containers[0].Image = host + "/app:ecdsa-bundle" },
+			`pod "p": policy signed-images could not be evaluated: image ` + host + `/app:ecdsa-bundle (spec.containers[0].image): resolving`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := createIn(c, t, client, w, ns, pod("p", tc.spec))
+			if a.allowed != (tc.denial == "") || !strings.Contains(a.message, tc.denial) {
+				t.Fatalf("allowed %v, %q; want denial containing %q", a.allowed, a.raw, tc.denial)
+			}
+			if tc.denial != "" && !strings.Contains(a.message, "401 Unauthorized") {
+				t.Errorf("%q: want the registry's refusal said", a.message)
+			}
+		})
 	}
 }
