@@ -4,6 +4,7 @@
 package deploy
 
 import (
+	"fmt"
 	"os/exec"
 	"reflect"
 	"regexp"
@@ -83,6 +84,20 @@ func TestChartReferencesRendersDeployReferences(t *testing.T) {
 	helmBinary(t)
 	compare(t, kustomize(t, "deploy/references"), helmTemplate(t, "--show-only", "templates/references.yaml",
 		"-f", root+"/deploy/references/values.yaml"))
+}
+
+// registryCredentials=pullSecrets renders deploy/registry-credentials,
+// and the flag that uses it.
+func TestChartRegistryCredentialsRendersOverlay(t *testing.T) {
+	helmBinary(t)
+	compare(t, kustomize(t, "deploy/registry-credentials"), helmTemplate(t, "--show-only", "templates/registrycredentials.yaml",
+		"--set", "registryCredentials=pullSecrets"))
+	for value, want := range map[string]bool{"pullSecrets": true, "anonymous": false} {
+		out := helmTemplate(t, "--show-only", "templates/deployment.yaml", "--set", "registryCredentials="+value)
+		if got := strings.Contains(fmt.Sprint(out), "--registry-credentials=pull-secrets"); got != want {
+			t.Errorf("registryCredentials=%s: the flag rendered %t, want %t", value, got, want)
+		}
+	}
 }
 
 // values.schema.json turns a typo into an error.
