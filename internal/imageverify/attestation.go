@@ -126,7 +126,7 @@ func (st *statement) about(digest v1.Hash) error {
 // IntotoSubjectClaimVerifier): the DSSE envelope's signature by the key,
 // then the statement's subject against digest.
 func verifyEnvelope(ctx context.Context, raw []byte, a Attestor, digest v1.Hash) (*statement, error) {
-	if a.keyless != nil {
+	if a.verifier == nil {
 		return nil, errKeylessTags
 	}
 	var env ssldsse.Envelope

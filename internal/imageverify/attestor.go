@@ -4,7 +4,10 @@ import (
 	"crypto"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/sigstore/sigstore-go/pkg/verify"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
 )
@@ -14,9 +17,12 @@ import (
 type Attestor struct {
 	// Name says which attestor verified, or failed to, in results.
 	Name string
-	// Exactly one of the two.
+	// verifier checks signature and attestation tags; nil for a keyless
+	// attestor, which reads bundles only.
 	verifier signature.Verifier
-	keyless  *keyless
+	// bundles checks Sigstore bundles, and signer says whose they must be.
+	bundles *verify.Verifier
+	signer  verify.PolicyOption
 }
 
 // NewKeyAttestor reads a PEM public key (ECDSA, RSA or ed25519), as
@@ -31,5 +37,12 @@ func NewKeyAttestor(name, publicKeyPEM string) (Attestor, error) {
 	if err != nil {
 		return Attestor{}, fmt.Errorf("loading the public key: %w", err)
 	}
-	return Attestor{Name: name, verifier: v}, nil
+	// A key needs no timestamps, as for cosign verify --key.
+	key := root.NewExpiringKey(v, time.Time{}, time.Time{})
+	material := root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) { return key, nil })
+	bundles, err := verify.NewVerifier(material, verify.WithNoObserverTimestamps())
+	if err != nil {
+		return Attestor{}, fmt.Errorf("preparing the verifier: %w", err)
+	}
+	return Attestor{Name: name, verifier: v, bundles: bundles, signer: verify.WithKey()}, nil
 }

@@ -31,13 +31,6 @@ type KeylessOptions struct {
 	CertificateTransparency bool
 }
 
-// keyless is how a keyless attestor verifies: sigstore-go's verifier over
-// the trusted root, and the identity.
-type keyless struct {
-	verifier *verify.Verifier
-	identity verify.CertificateIdentity
-}
-
 // CheckTrustedRoot tells whether a Sigstore trusted root can be read.
 func CheckTrustedRoot(trustedRoot []byte) error {
 	if _, err := root.NewTrustedRootFromJSON(trustedRoot); err != nil {
@@ -69,5 +62,5 @@ func NewKeylessAttestor(name string, trustedRoot []byte, id Identity, o KeylessO
 	if err != nil {
 		return Attestor{}, fmt.Errorf("preparing the verifier: %w", err)
 	}
-	return Attestor{Name: name, keyless: &keyless{verifier: v, identity: identity}}, nil
+	return Attestor{Name: name, bundles: v, signer: verify.WithCertificateIdentity(identity)}, nil
 }

@@ -77,15 +77,7 @@ func TestKeyless(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Requirement{ID: tc.name, Attestors: []Attestor{attestor(t, tc.id, tc.o)}, Attestations: tc.atts}
-			o := v.Verify(context.Background(), host+"/"+tc.image, r)
-			switch {
-			case o.Err != nil:
-				t.Fatalf("error %v", o.Err)
-			case tc.want == "" && (!o.Verified || o.Attestor != "release"):
-				t.Fatalf("got %+v, want verified by release", o)
-			case tc.want != "" && (o.Verified || !strings.Contains(o.Reason, tc.want)):
-				t.Fatalf("got %+v, want a reason containing %q", o, tc.want)
-			}
+			wantOutcome(t, v.Verify(context.Background(), host+"/"+tc.image, r), "release", tc.want)
 		})
 	}
 }

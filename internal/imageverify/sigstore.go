@@ -9,11 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/sigstore/sigstore-go/pkg/bundle"
-	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/verify"
 )
 
@@ -104,7 +102,7 @@ func (s signed) statementBy(ctx context.Context, a Attestor, digest v1.Hash) (*s
 // (verifyOCISignature, then SimpleClaimVerifier): the signature over the
 // payload bytes, then the payload's digest against the image's.
 func (s *simpleSignature) verifyWith(a Attestor, digest v1.Hash) error {
-	if a.keyless != nil {
+	if a.verifier == nil {
 		return errKeylessTags
 	}
 	raw, err := base64.StdEncoding.DecodeString(s.signature)
@@ -125,26 +123,14 @@ func (s *simpleSignature) verifyWith(a Attestor, digest v1.Hash) error {
 }
 
 // verifyBundle checks a bundle with sigstore-go: a signature by a's key
-// (no timestamps required, as for any key) or by a's keyless identity
-// (as its options say), of an in-toto statement whose subject is the
+// or keyless identity, of an in-toto statement whose subject is the
 // image digest. It returns the statement.
 func verifyBundle(b *bundle.Bundle, a Attestor, digest v1.Hash) (*statement, error) {
 	sum, err := hex.DecodeString(digest.Hex)
 	if err != nil {
 		return nil, fmt.Errorf("the image digest %s: %w", digest, err)
 	}
-	artifact := verify.WithArtifactDigest(digest.Algorithm, sum)
-	v, signer := (*verify.Verifier)(nil), verify.WithKey()
-	if a.keyless != nil {
-		v, signer = a.keyless.verifier, verify.WithCertificateIdentity(a.keyless.identity)
-	} else {
-		key := root.NewExpiringKey(a.verifier, time.Time{}, time.Time{})
-		material := root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) { return key, nil })
-		if v, err = verify.NewVerifier(material, verify.WithNoObserverTimestamps()); err != nil {
-			return nil, fmt.Errorf("preparing the verifier: %w", err)
-		}
-	}
-	if _, err := v.Verify(b, verify.NewPolicy(artifact, signer)); err != nil {
+	if _, err := a.bundles.Verify(b, verify.NewPolicy(verify.WithArtifactDigest(digest.Algorithm, sum), a.signer)); err != nil {
 		return nil, fmt.Errorf("the bundle does not verify: %w", err)
 	}
 	env := b.GetDsseEnvelope()

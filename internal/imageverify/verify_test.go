@@ -13,6 +13,20 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/imageverify/imageverifytest"
 )
 
+// wantOutcome: verified by by when reason is "", else refused with a
+// reason containing it; never an error.
+func wantOutcome(t *testing.T, o Outcome, by, reason string) {
+	t.Helper()
+	switch {
+	case o.Err != nil:
+		t.Fatalf("error %v", o.Err)
+	case reason == "" && (!o.Verified || o.Attestor != by):
+		t.Fatalf("got %+v, want verified by %s", o, by)
+	case reason != "" && (o.Verified || !strings.Contains(o.Reason, reason)):
+		t.Fatalf("got %+v, want a reason containing %q", o, reason)
+	}
+}
+
 func recordedKey(t *testing.T, name string) Attestor {
 	t.Helper()
 	a, err := NewKeyAttestor(name, imageverifytest.Key(t, name))
@@ -88,17 +102,7 @@ func TestReasons(t *testing.T) {
 			if strings.Contains(tc.image, " ") {
 				image = tc.image
 			}
-			o := v.Verify(context.Background(), image, tc.r)
-			switch {
-			case tc.want == "":
-				if !o.Verified || o.Attestor != tc.by || o.Err != nil {
-					t.Fatalf("got %+v, want verified by %s", o, tc.by)
-				}
-			default:
-				if o.Verified || o.Err != nil || !strings.Contains(o.Reason, tc.want) {
-					t.Fatalf("got %+v, want a reason containing %q", o, tc.want)
-				}
-			}
+			wantOutcome(t, v.Verify(context.Background(), image, tc.r), tc.by, tc.want)
 		})
 	}
 }
@@ -266,15 +270,7 @@ func TestAttestationReasons(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Requirement{ID: tc.name, Attestors: []Attestor{recordedKey(t, tc.key)}, NoSignature: tc.noSignature,
 				Attestations: []Attestation{provenance(t, tc.conds...)}}
-			o := v.Verify(context.Background(), host+"/"+tc.image, r)
-			switch {
-			case o.Err != nil:
-				t.Fatalf("error %v", o.Err)
-			case tc.want == "" && (!o.Verified || o.Attestor != tc.key):
-				t.Fatalf("got %+v, want verified by %s", o, tc.key)
-			case tc.want != "" && (o.Verified || !strings.Contains(o.Reason, tc.want)):
-				t.Fatalf("got %+v, want a reason containing %q", o, tc.want)
-			}
+			wantOutcome(t, v.Verify(context.Background(), host+"/"+tc.image, r), tc.key, tc.want)
 		})
 	}
 }

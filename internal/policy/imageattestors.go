@@ -52,6 +52,10 @@ func verifyAttestors(path *field.Path, v *VerifyImages) field.ErrorList {
 	if len(v.Attestors) == 0 {
 		errs = append(errs, field.Required(path.Child("attestors"), "name at least one attestor with its publicKey or keyless identity"))
 	}
+	var rootErr error
+	if v.TrustedRoot != "" {
+		rootErr = imageverify.CheckTrustedRoot([]byte(v.TrustedRoot))
+	}
 	names := sets.New[string]()
 	keyless := false
 	for i, a := range v.Attestors {
@@ -68,7 +72,7 @@ func verifyAttestors(path *field.Path, v *VerifyImages) field.ErrorList {
 			errs = append(errs, field.Forbidden(p, "give either publicKey or keyless, not both"))
 		case a.Keyless != nil:
 			keyless = true
-			errs = append(errs, a.verifyKeyless(p, v.TrustedRoot)...)
+			errs = append(errs, a.verifyKeyless(p, v.TrustedRoot, v.TrustedRoot != "" && rootErr == nil)...)
 		case a.PublicKey == "":
 			errs = append(errs, field.Required(p.Child("publicKey"), "a PEM public key, as cosign.pub, or a keyless identity"))
 		default:
@@ -81,10 +85,8 @@ func verifyAttestors(path *field.Path, v *VerifyImages) field.ErrorList {
 	case v.TrustedRoot == "" && keyless:
 		errs = append(errs, field.Required(path.Child("trustedRoot"),
 			"keyless attestors need a Sigstore trusted root (JSON), such as cosign trusted-root create writes"))
-	case keyless:
-		if err := imageverify.CheckTrustedRoot([]byte(v.TrustedRoot)); err != nil {
-			errs = append(errs, field.Invalid(path.Child("trustedRoot"), "(JSON)", err.Error()))
-		}
+	case keyless && rootErr != nil:
+		errs = append(errs, field.Invalid(path.Child("trustedRoot"), "(JSON)", rootErr.Error()))
 	}
 	return errs
 }
@@ -109,7 +111,10 @@ func (a *ImageAttestor) verifyKey(p *field.Path) field.ErrorList {
 	return errs
 }
 
-func (a *ImageAttestor) verifyKeyless(p *field.Path, trustedRoot string) field.ErrorList {
+// verifyKeyless checks a keyless attestor; its identity is compiled
+// only under a trusted root that reads (rootOK), whose own errors are said
+// once, at trustedRoot.
+func (a *ImageAttestor) verifyKeyless(p *field.Path, trustedRoot string, rootOK bool) field.ErrorList {
 	var errs field.ErrorList
 	k, kp := a.Keyless, p.Child("keyless")
 	for _, pair := range []struct{ exact, re, name string }{{k.Issuer, k.IssuerRegExp, "issuer"}, {k.Subject, k.SubjectRegExp, "subject"}} {
@@ -130,7 +135,7 @@ func (a *ImageAttestor) verifyKeyless(p *field.Path, trustedRoot string) field.E
 			errs = append(errs, field.NotSupported(p.Child(f.name), f.value, transparencyChoices))
 		}
 	}
-	if len(errs) == 0 && imageverify.CheckTrustedRoot([]byte(trustedRoot)) == nil {
+	if len(errs) == 0 && rootOK {
 		if _, err := a.attestor(trustedRoot); err != nil {
 			errs = append(errs, field.Invalid(kp, a.Keyless.Subject+a.Keyless.SubjectRegExp, err.Error()))
 		}
