@@ -34,6 +34,9 @@ type manifestsOptions struct {
 	// apiserverDir is that directory as the apiserver sees it, and
 	// admissionKubeconfig the webhook plugins' kubeConfigFile.
 	static, apiserverDir, admissionKubeconfig string
+	// native prints the ValidatingAdmissionPolicies and
+	// MutatingAdmissionPolicies the apiserver enforces by itself instead.
+	native bool
 }
 
 func newManifestsCommand() *cobra.Command {
@@ -47,9 +50,15 @@ func newManifestsCommand() *cobra.Command {
 			"(DIR/mutating/NAME.yaml, DIR/validating/NAME.yaml, named NAME.static.k8s.io, checked by the\n" +
 			"apiserver's own loader first) and prints the AdmissionConfiguration that points the apiserver\n" +
 			"at DIR (kube-apiserver --admission-control-config-file; 1.36 with the feature gate\n" +
-			"ManifestBasedAdmissionControlConfig=true, 1.37 on by default). See docs/deploy.md.",
+			"ManifestBasedAdmissionControlConfig=true, 1.37 on by default). See docs/deploy.md.\n\n" +
+			"With --native, prints instead the ValidatingAdmissionPolicies and MutatingAdmissionPolicies\n" +
+			"(with bindings) the apiserver enforces by itself, even when tollgate is down, and says which\n" +
+			"policies stay on the webhook and why. See docs/native.md.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.native {
+				return o.runNative(cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
 			if o.static != "" {
 				return o.runStatic(cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
@@ -81,6 +90,7 @@ func newManifestsCommand() *cobra.Command {
 	f.StringSliceVar(&o.excludeNamespaces, "exclude-namespaces", nil, "more namespaces left out of every webhook, as tollgate serve --exclude-namespaces")
 	f.StringVar(&o.failurePolicy, "failure-policy", "", "Fail or Ignore for every webhook, replacing each policy's failurePolicy (default: each policy's)")
 	f.Int32Var(&o.timeoutSeconds, "timeout-seconds", 5, "how long the apiserver waits for an answer (1-30)")
+	f.BoolVar(&o.native, "native", false, "print instead what the apiserver enforces by itself: ValidatingAdmissionPolicies and MutatingAdmissionPolicies with their bindings, compiled from the policies; says on stderr which stay on the webhook, and why")
 	f.StringVar(&o.static, "static", "", "write the configurations into this directory as the apiserver's static manifests, and print the AdmissionConfiguration that reads them (needs --url)")
 	f.StringVar(&o.apiserverDir, "apiserver-static-dir", "", "with --static: the directory as the apiserver sees it, an absolute path (default: --static made absolute)")
 	f.StringVar(&o.admissionKubeconfig, "admission-kubeconfig", "", "with --static: the kubeConfigFile the apiserver's webhook plugins already use (client credentials for webhooks), kept in the printed configuration")
@@ -104,10 +114,7 @@ func (o *manifestsOptions) build() (*admissionregistrationv1.MutatingWebhookConf
 		}
 		return nil, nil, fmt.Errorf("CA bundle: %w", err)
 	}
-	own := o.namespace
-	if o.serviceNamespace != "" {
-		own = o.serviceNamespace
-	}
+	own := o.ownNamespace()
 	opts := registration.Options{
 		Name:               o.name,
 		URL:                o.url,
@@ -120,4 +127,12 @@ func (o *manifestsOptions) build() (*admissionregistrationv1.MutatingWebhookConf
 		opts.Service = &registration.Service{Name: o.serviceName, Namespace: o.serviceNamespace, Port: o.servicePort}
 	}
 	return registration.Build(set, opts)
+}
+
+// ownNamespace is tollgate's namespace: --service-namespace, else --namespace.
+func (o *manifestsOptions) ownNamespace() string {
+	if o.serviceNamespace != "" {
+		return o.serviceNamespace
+	}
+	return o.namespace
 }

@@ -189,11 +189,11 @@ func validatingWebhook(g *policy.Group, o *Options) admissionregistrationv1.Vali
 	return admissionregistrationv1.ValidatingWebhook{
 		Name:                    g.WebhookName(),
 		ClientConfig:            clientConfig(g.Path(), o),
-		Rules:                   rules(&g.Match),
+		Rules:                   Rules(&g.Match),
 		FailurePolicy:           &failure,
 		MatchPolicy:             &match,
-		NamespaceSelector:       namespaceSelector(&g.Match, o.ExcludedNamespaces),
-		ObjectSelector:          objectSelector(&g.Match),
+		NamespaceSelector:       NamespaceSelector(&g.Match, o.ExcludedNamespaces),
+		ObjectSelector:          ObjectSelector(&g.Match),
 		SideEffects:             &sideEffects,
 		TimeoutSeconds:          &timeout,
 		AdmissionReviewVersions: []string{"v1", "v1beta1"},
@@ -212,7 +212,9 @@ func clientConfig(path string, o *Options) admissionregistrationv1.WebhookClient
 	return cc
 }
 
-func rules(m *policy.Match) []admissionregistrationv1.RuleWithOperations {
+// Rules are the resource rules of the match: every resource it names and
+// the Pod controllers with podControllers, each in every version.
+func Rules(m *policy.Match) []admissionregistrationv1.RuleWithOperations {
 	ops := make([]admissionregistrationv1.OperationType, len(m.Operations))
 	for i, op := range m.Operations {
 		ops[i] = admissionregistrationv1.OperationType(op)
@@ -233,9 +235,9 @@ func rules(m *policy.Match) []admissionregistrationv1.RuleWithOperations {
 	return out
 }
 
-// namespaceSelector is the policy's selector with the excluded namespaces
+// NamespaceSelector is the policy's selector with the excluded namespaces
 // (built-in and the policy's own) added as a NotIn on the namespace name.
-func namespaceSelector(m *policy.Match, excluded []string) *metav1.LabelSelector {
+func NamespaceSelector(m *policy.Match, excluded []string) *metav1.LabelSelector {
 	sel := &metav1.LabelSelector{}
 	if m.NamespaceSelector != nil {
 		sel = m.NamespaceSelector.DeepCopy()
@@ -251,7 +253,8 @@ func namespaceSelector(m *policy.Match, excluded []string) *metav1.LabelSelector
 	return sel
 }
 
-func objectSelector(m *policy.Match) *metav1.LabelSelector {
+// ObjectSelector is the policy's object selector, empty for none.
+func ObjectSelector(m *policy.Match) *metav1.LabelSelector {
 	if m.ObjectSelector == nil {
 		return &metav1.LabelSelector{}
 	}
@@ -295,7 +298,7 @@ func bindingWebhook(mc *admissionregistrationv1.MatchResources, failurePolicy ad
 	}
 	sideEffects := admissionregistrationv1.SideEffectClassNone
 	timeout := o.TimeoutSeconds
-	ns := namespaceSelector(&policy.Match{NamespaceSelector: w.NamespaceSelector}, o.ExcludedNamespaces)
+	ns := NamespaceSelector(&policy.Match{NamespaceSelector: w.NamespaceSelector}, o.ExcludedNamespaces)
 	failure := o.failurePolicy(failurePolicy)
 	return admissionregistrationv1.ValidatingWebhook{
 		Name:                    w.Group.WebhookName(),

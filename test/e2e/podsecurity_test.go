@@ -29,6 +29,11 @@ import (
 // pod-security-LEVEL set, and every Pod of the corpus is created (dry run)
 // in both. The decision must be the same, and each refusal must come from
 // its own enforcer (or from the apiserver's validation, on both sides alike).
+//
+// pss-compiled-LEVEL gets the same set compiled by `tollgate manifests
+// --native`, enforced by the apiserver alone: each Pod, and a Deployment
+// of it, must be decided there as tollgate's webhook decides it, with the
+// webhook's message for the policy that denies.
 func TestPodSecurityDifferential(t *testing.T) {
 	ctx := context.Background()
 	corpus := podSecurityCorpus(t)
@@ -41,13 +46,16 @@ func TestPodSecurityDifferential(t *testing.T) {
 
 	for _, level := range []string{"baseline", "restricted"} {
 		t.Run(level, func(t *testing.T) {
-			native, through := "pss-native-"+level, "pss-tollgate-"+level
+			native, through, compiled := "pss-native-"+level, "pss-tollgate-"+level, "pss-compiled-"+level
 			if err := framework.EnsureNamespace(ctx, cluster.client, native, map[string]string{
 				"pod-security.kubernetes.io/enforce": level, "pod-security.kubernetes.io/enforce-version": "latest",
 			}); err != nil {
 				t.Fatal(err)
 			}
 			if err := framework.EnsureNamespace(ctx, cluster.client, through, map[string]string{"pss-tollgate": level}); err != nil {
+				t.Fatal(err)
+			}
+			if err := framework.EnsureNamespace(ctx, cluster.client, compiled, map[string]string{"pss-compiled": level}); err != nil {
 				t.Fatal(err)
 			}
 			set, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "policies", "sets", "pod-security-"+level+".yaml"))
@@ -62,6 +70,9 @@ func TestPodSecurityDifferential(t *testing.T) {
 				return err
 			}
 			startTollgateWith(t, "tollgate-pss-"+level, gone, docs)
+			compiledDocs := bytes.ReplaceAll(set, []byte("    podControllers: true\n"),
+				[]byte(fmt.Sprintf("    podControllers: true\n    namespaceSelector: {matchLabels: {pss-compiled: %s}}\n", level)))
+			compiledSet(t, compiledDocs, compiled, privileged, client, w)
 			for _, ns := range []string{native, through} {
 				deadline := time.Now().Add(30 * time.Second)
 				for createIn(ctx, t, client, w, ns, privileged).allowed {
@@ -84,9 +95,20 @@ func TestPodSecurityDifferential(t *testing.T) {
 				case nk == "invalid" && strings.ReplaceAll(n.message, native, through) != g.message:
 					t.Errorf("%s: both invalid, with different messages\n native:   %s\n tollgate: %s", p.name, n.raw, g.raw)
 				}
+				c := createIn(ctx, t, client, w, compiled, p.obj)
+				if d := sameAsWebhook(p.name, g, c, gk, podSecurityOutcome(c, "ValidatingAdmissionPolicy '")); d != "" {
+					t.Error(d)
+				}
+				dep := asDeployment(p.obj)
+				gd, cd := createIn(ctx, t, client, w, through, dep), createIn(ctx, t, client, w, compiled, dep)
+				gdk, cdk := podSecurityOutcome(gd, `admission webhook "`), podSecurityOutcome(cd, "ValidatingAdmissionPolicy '")
+				counts["deployment "+gdk]++
+				if d := sameAsWebhook("deployment of "+p.name, gd, cd, gdk, cdk); d != "" {
+					t.Error(d)
+				}
 			}
-			t.Logf("%d Pods: %d allowed, %d refused by Pod Security on both sides, %d invalid on both sides",
-				len(corpus), counts["allowed"], counts["refused"], counts["invalid"])
+			t.Logf("%d Pods: %d allowed, %d refused by Pod Security on both sides, %d invalid on both sides; their Deployments: %d allowed, %d refused, %d invalid",
+				len(corpus), counts["allowed"], counts["refused"], counts["invalid"], counts["deployment allowed"], counts["deployment refused"], counts["deployment invalid"])
 			if counts["allowed"] == 0 || counts["refused"] == 0 {
 				t.Errorf("the corpus does not tell allow from deny at %s: %v", level, counts)
 			}

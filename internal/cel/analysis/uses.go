@@ -88,3 +88,37 @@ func Fields(expression, name string) []string {
 	}))
 	return out
 }
+
+// Selected are the fields selected of the top-level variable name in the
+// expressions, and whole is true when some use of it is not a field
+// selection (the variable passed, compared or iterated whole) or an
+// expression does not parse.
+func Selected(name string, expressions ...string) (fields []string, whole bool) {
+	for _, text := range expressions {
+		if text == "" {
+			continue
+		}
+		e, _, ok := parse(text)
+		if !ok {
+			return fields, true
+		}
+		idents, selects := 0, 0
+		celast.PreOrderVisit(e, celast.NewExprVisitor(func(e celast.Expr) {
+			switch e.Kind() {
+			case celast.IdentKind:
+				if e.AsIdent() == name {
+					idents++
+				}
+			case celast.SelectKind:
+				if op := e.AsSelect().Operand(); op.Kind() == celast.IdentKind && op.AsIdent() == name {
+					selects++
+					fields = append(fields, e.AsSelect().FieldName())
+				}
+			}
+		}))
+		if idents > selects {
+			whole = true
+		}
+	}
+	return fields, whole
+}

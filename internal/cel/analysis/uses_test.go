@@ -54,3 +54,25 @@ func TestFields(t *testing.T) {
 		t.Errorf("Fields = %q, want %q", got, want)
 	}
 }
+
+// TestSelected: the fields selected of a variable, and whether it is
+// also used whole.
+func TestSelected(t *testing.T) {
+	for _, tc := range []struct {
+		expression string
+		fields     []string
+		whole      bool
+	}{
+		{"request.namespace != 'default' && has(request.kind)", []string{"namespace", "kind"}, false},
+		{"object.spec.containers.all(c, c.name != request.name)", []string{"name"}, false},
+		{"request == null || request.operation == 'CREATE'", []string{"operation"}, true},
+		{"[request].size() == 1", nil, true},
+		{"object.request.kind == 'x'", nil, false},
+		{"this does not parse (", nil, true},
+	} {
+		fields, whole := Selected("request", tc.expression)
+		if !slices.Equal(fields, tc.fields) || whole != tc.whole {
+			t.Errorf("Selected(request, %q) = %v, %v; want %v, %v", tc.expression, fields, whole, tc.fields, tc.whole)
+		}
+	}
+}
