@@ -15,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -83,6 +84,24 @@ func sameAsWebhook(name string, g, c answer, gk, ck string) string {
 		}
 	}
 	return fmt.Sprintf("%s: the compiled %s says what tollgate's webhook does not\n webhook:  %s\n compiled: %s", name, policy, g.message, msg)
+}
+
+// compiledAgrees creates obj in ns, under the compiled policies, and
+// compares the answer with tollgate's webhook's (g, outcome gk). The
+// apiserver loads VAPs through an informer, one by one: a difference is
+// asked again for up to 10 seconds, so that only one that lasts is
+// reported.
+func compiledAgrees(ctx context.Context, t *testing.T, client kubernetes.Interface, w *warnings, ns string, obj runtime.Object, name string, g answer, gk string) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c := createIn(ctx, t, client, w, ns, obj)
+		d := sameAsWebhook(name, g, c, gk, podSecurityOutcome(c, "ValidatingAdmissionPolicy '"))
+		if d == "" || time.Now().After(deadline) {
+			return d
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 // asDeployment is p as a Deployment's template.
